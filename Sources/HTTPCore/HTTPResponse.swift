@@ -1,0 +1,25 @@
+/// A response to be serialized. `Content-Length`, `Date` and `Connection` are added by the serializer.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: HTTPStatus
+    public var headers: HTTPHeaders
+    /// The body bytes. Arrays are copy-on-write, so a cached body is shared, not copied, per connection.
+    public var body: [UInt8]
+
+    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response: `Content-Type: application/json` and the given body.
+    public static func json(_ status: HTTPStatus, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
+    }
+
+    /// The one error shape of API.md: `{"error":"<reason>"}`.
+    public static func error(_ status: HTTPStatus, _ reason: String, headers extra: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var response = json(status, Array("{\"error\":".utf8) + JSONString.encode(reason) + [UInt8(ascii: "}")])
+        for field in extra { response.headers.add(field.name, field.value) }
+        return response
+    }
+}

@@ -1,0 +1,7 @@
+import COpenSSL
+import Dispatch
+import HTTPCore
+
+public final class Server: Sendable {
+    public init() {}
+}

@@ -1,0 +1,6 @@
+import ChattAPI
+import ChattStore
+import HTTPCore
+import HTTPServer
+
+print("chatterd")
