@@ -1,7 +1,120 @@
-import COpenSSL
 import Dispatch
 import HTTPCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-public final class Server: Sendable {
-    public init() {}
+/// Accepts connections and spreads them over serial I/O queues; owns the listener, the set of
+/// open connections, and graceful shutdown. Nothing else.
+public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Mutex) or confined to `acceptQueue`
+    private let configuration: ServerConfiguration
+    private let tls: TLSContext?
+    private let log: @Sendable (String) -> Void
+    let acceptQueue = DispatchQueue(label: "chatterd.accept")
+    private let ioQueues: [DispatchQueue]
+    private let handlerQueue = DispatchQueue(label: "chatterd.handlers", attributes: .concurrent)
+    private let dates = DateCache()
+    private let handler: HTTPHandler
+
+    struct Registry {
+        var connections: [Int: Connection] = [:]
+        var nextID = 0
+    }
+    let registry = Mutex(Registry())
+
+    // Confined to acceptQueue.
+    private var listener: ListeningSocket?
+    var acceptSource: (any DispatchSourceRead)?
+    var acceptPaused = false
+
+    /// Loads the TLS context (if configured); throws if the certificate or key is unusable.
+    public init(
+        configuration: ServerConfiguration, handler: HTTPHandler, log: @escaping @Sendable (String) -> Void
+    ) throws {
+        self.configuration = configuration
+        self.handler = handler
+        self.log = log
+        self.tls = try configuration.tls.map { try TLSContext($0) }
+        self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
+    }
+
+    /// Binds and starts accepting; returns the bound port.
+    public func start() throws -> UInt16 {
+        let listener = try ListeningSocket(
+            host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+        acceptQueue.sync {
+            self.listener = listener
+            let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: acceptQueue)
+            source.setEventHandler { [unowned self] in self.acceptPending() }
+            source.setCancelHandler { Glibc.close(listener.fd) }
+            acceptSource = source
+            source.resume()
+        }
+        return listener.port
+    }
+
+    /// Connections currently open.
+    public var openConnectionCount: Int { registry.withLock { $0.connections.count } }
+
+    private func acceptPending() {
+        while acceptSource != nil {
+            guard openConnectionCount < configuration.maxConnections else {
+                // Leave further clients in the listen backlog until a connection closes.
+                pauseAccepting()
+                return
+            }
+            do {
+                guard let fd = try listener?.accept() else { return }
+                open(fd)
+            } catch {
+                // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener.
+                log("event=accept_failed error=\"\(error)\"")
+                pauseAccepting()
+                acceptQueue.asyncAfter(deadline: .now() + 0.5) { self.resumeAccepting() }
+                return
+            }
+        }
+    }
+
+    private func open(_ fd: Int32) {
+        let transport: any Transport
+        if let tls {
+            guard let session = TLSTransport(context: tls, fd: fd) else {
+                Glibc.close(fd)
+                return
+            }
+            transport = session
+        } else {
+            transport = PlainTransport(fd: fd)
+        }
+        let environment = ConnectionEnvironment(
+            configuration: configuration, handler: handler, handlerQueue: handlerQueue, dates: dates,
+            onClose: { [weak self] connection in self?.closed(connection) })
+        let id = registry.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let queue = ioQueues[id % ioQueues.count]
+        let connection = Connection(id: id, fd: fd, queue: queue, transport: transport, environment: environment)
+        registry.withLock { $0.connections[id] = connection }
+        queue.async { connection.start() }
+    }
+
+    private func closed(_ connection: Connection) {
+        registry.withLock { _ = $0.connections.removeValue(forKey: connection.id) }
+        acceptQueue.async { self.resumeAccepting() }
+    }
+
+    private func pauseAccepting() {
+        guard !acceptPaused, let acceptSource else { return }
+        acceptSource.suspend()
+        acceptPaused = true
+    }
+
+    private func resumeAccepting() {
+        guard acceptPaused, let acceptSource, openConnectionCount < configuration.maxConnections else { return }
+        acceptSource.resume()
+        acceptPaused = false
+    }
 }

@@ -1,0 +1,49 @@
+import HTTPCore
+
+/// Everything the server needs to listen and to bound each connection; defaults are API.md's.
+public struct ServerConfiguration: Sendable {
+    public var host: String = "0.0.0.0"
+    public var port: UInt16 = 443
+    /// Certificate and key for HTTPS; nil serves plain HTTP (only when configured explicitly).
+    public var tls: TLSConfiguration?
+    public var limits = HTTPLimits()
+    public var timeouts = ConnectionTimeouts()
+    /// Requests served on one connection before it is closed.
+    public var maxRequestsPerConnection: Int = 1000
+    /// Open connections; past this, new ones wait in the listen backlog.
+    public var maxConnections: Int = 512
+    /// Serial I/O queues; connections are spread across them round-robin.
+    public var ioQueueCount: Int = 2
+    public var listenBacklog: Int32 = 1024
+
+    public init() {}
+}
+
+/// Certificate chain and private key files (PEM).
+public struct TLSConfiguration: Sendable {
+    public var certificatePath: String
+    public var privateKeyPath: String
+
+    public init(certificatePath: String, privateKeyPath: String) {
+        self.certificatePath = certificatePath
+        self.privateKeyPath = privateKeyPath
+    }
+}
+
+/// Per-connection deadlines, in seconds.
+public struct ConnectionTimeouts: Sendable {
+    /// From accept to a completed TLS handshake.
+    public var handshakeSeconds: Double = 10
+    /// For a whole request head, from its first byte (and for the first byte on a new connection).
+    public var headerSeconds: Double = 10
+    /// Longest gap between body bytes.
+    public var bodyIdleSeconds: Double = 10
+    /// Longest time a response write makes no progress.
+    public var sendIdleSeconds: Double = 30
+    /// Longest wait for the next request on a kept-alive connection.
+    public var keepAliveIdleSeconds: Double = 60
+    /// How long unread input is drained after an error response before closing (RFC 9112 §9.6).
+    public var lingerSeconds: Double = 5
+
+    public init() {}
+}

@@ -1,0 +1,18 @@
+import COpenSSL
+
+/// A TLS set-up failure, with OpenSSL's error queue drained into the message.
+public struct TLSError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ what: String) {
+        var details: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            details.append(String(cString: buffer))
+        }
+        description = details.isEmpty ? what : "\(what) (\(details.joined(separator: "; ")))"
+    }
+}

@@ -1,0 +1,59 @@
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TLS session over a non-blocking socket. Used only on its connection's queue.
+final class TLSTransport: Transport {
+    private let ssl: OpaquePointer
+
+    init?(context: TLSContext, fd: Int32) {
+        guard let ssl = SSL_new(context.context) else { return nil }
+        self.ssl = ssl
+        SSL_set_fd(ssl, fd)
+        SSL_set_accept_state(ssl)
+    }
+
+    deinit {
+        SSL_free(ssl)
+    }
+
+    var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
+
+    func handshake() -> IOResult {
+        // The error queue is per thread and Dispatch shares threads between connections: clear it first.
+        ERR_clear_error()
+        return result(of: SSL_do_handshake(ssl))
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        ERR_clear_error()
+        return result(of: SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+        ERR_clear_error()
+        return result(of: SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+    }
+
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
+
+    private func result(of returned: Int32) -> IOResult {
+        if returned > 0 { return .done(Int(returned)) }
+        let code = SSL_get_error(ssl, returned)
+        switch code {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        case SSL_ERROR_SYSCALL where returned == 0 && ERR_peek_error() == 0: return .closed
+        default:
+            // Drain so that a stale error never reaches the next connection on this thread.
+            ERR_clear_error()
+            return returned == 0 && code != SSL_ERROR_SSL ? .closed : .failed
+        }
+    }
+}
