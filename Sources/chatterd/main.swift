@@ -1,6 +1,0 @@
-import ChattAPI
-import ChattStore
-import HTTPCore
-import HTTPServer
-
-print("chatterd")
