@@ -98,7 +98,7 @@ enum Chatterd {
     }
 
     static func fail(_ message: String, status: Int32) -> Never {
-        fputs("chatterd: \(message)\n", stderr)
+        Log.write(message)
         exit(status)
     }
 }
