@@ -39,7 +39,9 @@ while (( $# > 0 )); do
     esac
 done
 
-[[ $days =~ ^[0-9]+$ ]] && (( days >= 1 && days <= 825 )) || die "--days must be 1..825 (iOS rejects longer)"
+if ! [[ $days =~ ^[0-9]+$ ]] || (( days < 1 || days > 825 )); then
+    die "--days must be 1..825 (iOS rejects longer)"
+fi
 [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "bad --name $name"
 [[ $key_type == rsa || $key_type == ec ]] || die "--key-type must be rsa or ec"
 (( ${#sans[@]} > 0 )) || sans=(DNS:localhost IP:127.0.0.1)

@@ -16,7 +16,7 @@ pg_bindir() {
     fi
     local dir
     # pg_config --bindir is not used: it comes with libpq-dev and names the client, not the server.
-    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    dir=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -n 1)
     if [[ -z $dir || ! -x $dir/initdb ]]; then
         printf 'error: no PostgreSQL server found under /usr/lib/postgresql/*/bin (apt-get install postgresql)\n' >&2
         return 1
