@@ -2,9 +2,11 @@ import HTTPCore
 
 /// The handlers behind each route. Repository calls block the calling thread.
 struct ChattEndpoints: Sendable {
+    /// Where chatts are stored and read.
     let repository: any ChattRepository
     /// `GET /` body: the server name as a JSON string, encoded once.
     let rootBody: [UInt8]
+    /// Renders `GET /metrics`; nil when metrics are not served.
     let metrics: (@Sendable () -> String)?
 
     private static let emptyObject = Array("{}".utf8)
@@ -13,6 +15,7 @@ struct ChattEndpoints: Sendable {
     private static let unavailableBody = Array(#"{"status":"unavailable"}"#.utf8)
     private static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
+    /// `GET /`: the server name.
     func root() -> HTTPResponse {
         .json(.ok, rootBody)
     }
@@ -45,6 +48,7 @@ struct ChattEndpoints: Sendable {
         return .json(.ok, body)
     }
 
+    /// `GET /healthz`: 200 whenever the process can answer.
     func healthz() -> HTTPResponse {
         .json(.ok, Self.healthyBody)
     }

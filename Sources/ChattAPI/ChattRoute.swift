@@ -1,6 +1,7 @@
 import HTTPCore
 
 /// The paths chatterd serves (API.md "Endpoints"), each with the one method it accepts.
+/// The raw value is the canonical path.
 enum ChattRoute: String, CaseIterable {
     case root = "/"
     case postMaps = "/postmaps"
