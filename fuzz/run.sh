@@ -34,10 +34,14 @@ while IFS= read -r line || [[ -n $line ]]; do
     sources+=("$root/$line"/*.swift)
 done <"$dir/sources"
 harness=("$dir"/*.swift)
+# Everything compiles as one module named after the first source directory: then `import HTTPCore`
+# in a later directory names this very module (a warning), instead of a module that does not exist.
+first=$(grep -v '^[[:space:]]*\(#\|$\)' "$dir/sources" | head -n 1 | tr -d '[:space:]')
+module=$(basename "$first")
 
 mkdir -p "$out"
 echo "building $out/fuzzer from ${#sources[@]} module files and ${#harness[@]} harness file(s)"
-swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name FuzzTarget \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name "$module" \
     "${sources[@]}" "${harness[@]}" -o "$out/fuzzer"
 
 corpus=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-$target.XXXXXX")
