@@ -8,6 +8,8 @@ struct ChattEndpoints: Sendable {
     let rootBody: [UInt8]
     /// Renders `GET /metrics`; nil when metrics are not served.
     let metrics: (@Sendable () -> String)?
+    /// Encoded feeds, shared between requests while the store is unchanged.
+    let cache = ChattFeedCache()
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -36,16 +38,22 @@ struct ChattEndpoints: Sendable {
         return .json(.ok, Self.emptyObject)
     }
 
-    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows).
+    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows), shared from the cache
+    /// while the store's version is unchanged.
     func rows(includingGeodata: Bool) -> HTTPResponse {
-        let chatts: [StoredChatt]
+        let feed: ChattFeedCache.Feed = includingGeodata ? .maps : .chatts
         do {
-            chatts = try repository.all()
+            if let body = cache.body(feed, at: try repository.version()) {
+                return .json(.ok, body)
+            }
+            let snapshot = try repository.snapshot()
+            let body = includingGeodata
+                ? ChattRowEncoder.mapsRows(snapshot.chatts) : ChattRowEncoder.chattsRows(snapshot.chatts)
+            cache.store(body, for: feed, at: snapshot.version)
+            return .json(.ok, body)
         } catch {
             return APIError(error).response
         }
-        let body = includingGeodata ? ChattRowEncoder.mapsRows(chatts) : ChattRowEncoder.chattsRows(chatts)
-        return .json(.ok, body)
     }
 
     /// `GET /healthz`: 200 whenever the process can answer.

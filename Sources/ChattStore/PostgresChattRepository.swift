@@ -28,18 +28,39 @@ public final class PostgresChattRepository: ChattRepository {
     // The wire forms are made by the server: `id::text` is the lower-case canonical UUID, and to_char renders
     // UTC with exactly six fractional digits. `seq` is unique and indexed, so this reads in posting order.
     static let selectAllSQL = """
-        SELECT name, message, id::text AS id,
+        SELECT seq, name, message, id::text AS id,
                to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS timestamp,
                geodata
         FROM chatts
         ORDER BY seq
         """
 
-    /// Every chatt, oldest first in posting order, with each field in its wire form.
-    public func all() throws(RepositoryError) -> [StoredChatt] {
+    /// Every chatt, oldest first in posting order, with each field in its wire form; the version is
+    /// computed from the very rows returned, so the two always agree.
+    public func snapshot() throws(RepositoryError) -> ChattSnapshot {
         do {
             return try pool.withConnection { connection throws(StoreError) in
                 try Self.decode(connection.query(Self.selectAllSQL))
+            }
+        } catch {
+            throw error.repositoryError
+        }
+    }
+
+    static let versionSQL = "SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts"
+
+    /// The number of chatts and the highest sequence number: one index-only aggregate.
+    public func version() throws(RepositoryError) -> ChattsVersion {
+        do {
+            return try pool.withConnection { connection throws(StoreError) in
+                let result = try connection.query(Self.versionSQL)
+                let count = try result.columnIndex(named: "count")
+                let last = try result.columnIndex(named: "last")
+                guard result.rowCount == 1,
+                    let countValue = Int(try result.requiredString(row: 0, column: count, name: "count")),
+                    let lastValue = Int64(try result.requiredString(row: 0, column: last, name: "last"))
+                else { throw StoreError(.decodingFailed(column: "count")) }
+                return ChattsVersion(count: countValue, lastSequence: lastValue)
             }
         } catch {
             throw error.repositoryError
@@ -59,7 +80,8 @@ public final class PostgresChattRepository: ChattRepository {
         }
     }
 
-    private static func decode(_ result: PGResult) throws(StoreError) -> [StoredChatt] {
+    private static func decode(_ result: PGResult) throws(StoreError) -> ChattSnapshot {
+        let seq = try result.columnIndex(named: "seq")
         let name = try result.columnIndex(named: "name")
         let message = try result.columnIndex(named: "message")
         let id = try result.columnIndex(named: "id")
@@ -67,7 +89,12 @@ public final class PostgresChattRepository: ChattRepository {
         let geodata = try result.columnIndex(named: "geodata")
         var chatts: [StoredChatt] = []
         chatts.reserveCapacity(result.rowCount)
+        var lastSequence: Int64 = 0
         for row in 0..<result.rowCount {
+            guard let sequence = Int64(try result.requiredString(row: row, column: seq, name: "seq")) else {
+                throw StoreError(.decodingFailed(column: "seq"))
+            }
+            lastSequence = max(lastSequence, sequence)
             chatts.append(StoredChatt(
                 name: try result.requiredString(row: row, column: name, name: "name"),
                 message: try result.requiredString(row: row, column: message, name: "message"),
@@ -76,6 +103,6 @@ public final class PostgresChattRepository: ChattRepository {
                 geodata: result.string(row: row, column: geodata)
             ))
         }
-        return chatts
+        return ChattSnapshot(chatts: chatts, version: ChattsVersion(count: chatts.count, lastSequence: lastSequence))
     }
 }

@@ -26,6 +26,21 @@ extension DatabaseTests {
             }
         }
 
+        @Test func versionChangesWithEveryPostAndMatchesTheSnapshot() throws {
+            try withRepository { repository, _ throws in
+                let empty = try repository.version()
+                #expect(empty == ChattsVersion(count: 0, lastSequence: 0))
+                try repository.add(NewChatt(name: "a", message: "1"))
+                let one = try repository.version()
+                #expect(one.count == 1 && one != empty)
+                #expect(try repository.snapshot().version == one)
+                try repository.add(NewChatt(name: "b", message: "2"))
+                let two = try repository.version()
+                #expect(two.count == 2 && two.lastSequence > one.lastSequence)
+                #expect(try repository.snapshot().version == two)
+            }
+        }
+
         @Test func addedChattsComeBackInWireForm() throws {
             // A session time zone far from UTC proves the timestamp is rendered in UTC regardless.
             try withRepository(extra: ["options": "-c TimeZone=Asia/Kathmandu"]) { repository, database throws in
