@@ -147,6 +147,17 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         #expect(text(router.respond(to: request(.GET, "/getchatts"))).contains("alice"))
     }
 
+    @Test func onlyRoutesThatReachTheRepositoryMayBlock() {
+        for (method, path) in [(HTTPMethod.POST, "/postmaps"), (.GET, "/getmaps/"), (.HEAD, "/getchatts"),
+                               (.POST, "/postchatt/"), (.GET, "/readyz")] {
+            #expect(router.mayBlock(request(method, path)), "\(method) \(path)")
+        }
+        for (method, path) in [(HTTPMethod.GET, "/"), (.GET, "/healthz"), (.GET, "/metrics"), (.GET, "/postmaps"),
+                               (.POST, "/getmaps"), (.GET, "/nope")] {
+            #expect(!router.mayBlock(request(method, path)), "\(method) \(path)")
+        }
+    }
+
     @Test func emptyStoreListsAsEmptyArrays() {
         #expect(text(router.respond(to: request(.GET, "/getmaps"))) == "[]")
         #expect(text(router.respond(to: request(.GET, "/getchatts"))) == "[]")
