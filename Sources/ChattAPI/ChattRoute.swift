@@ -1,0 +1,38 @@
+import HTTPCore
+
+/// The paths chatterd serves (API.md "Endpoints"), each with the one method it accepts.
+enum ChattRoute: String, CaseIterable {
+    case root = "/"
+    case postMaps = "/postmaps"
+    case getMaps = "/getmaps"
+    case postChatt = "/postchatt"
+    case getChatts = "/getchatts"
+    case healthz = "/healthz"
+    case readyz = "/readyz"
+    case metrics = "/metrics"
+
+    /// The route for `path`, which may carry one trailing slash (`/getmaps/` is `/getmaps`).
+    init?(path: String) {
+        if let route = ChattRoute(rawValue: path) {
+            self = route
+        } else if path.hasSuffix("/"), let route = ChattRoute(rawValue: String(path.dropLast())), route != .root {
+            // "//" would otherwise become "/" with a trailing slash.
+            self = route
+        } else {
+            return nil
+        }
+    }
+
+    /// POST for the two posting routes, GET (and so HEAD) for the rest.
+    var method: HTTPMethod {
+        switch self {
+        case .postMaps, .postChatt: .POST
+        case .root, .getMaps, .getChatts, .healthz, .readyz, .metrics: .GET
+        }
+    }
+
+    /// The `Allow` header value of a 405 on this route.
+    var allow: String {
+        method == .POST ? "POST" : "GET, HEAD"
+    }
+}

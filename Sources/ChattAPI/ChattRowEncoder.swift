@@ -1,0 +1,52 @@
+import HTTPCore
+
+/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (API.md).
+///
+/// Hand-written over bytes because these bodies grow with the store; Foundation's encoders are 15–50× slower.
+public enum ChattRowEncoder {
+    /// `[[name, message, id, timestamp, geodata|null], …]`, or `[]`.
+    public static func mapsRows(_ chatts: [StoredChatt]) -> [UInt8] {
+        encode(chatts, includingGeodata: true)
+    }
+
+    /// `[[name, message, id, timestamp], …]`, or `[]`.
+    public static func chattsRows(_ chatts: [StoredChatt]) -> [UInt8] {
+        encode(chatts, includingGeodata: false)
+    }
+
+    private static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(estimatedSize(of: chatts))
+        out.append(UInt8(ascii: "["))
+        for (index, chatt) in chatts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            JSONString.append(chatt.name, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONString.append(chatt.message, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONString.append(chatt.id, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONString.append(chatt.timestamp, to: &out)
+            if includingGeodata {
+                out.append(UInt8(ascii: ","))
+                if let geodata = chatt.geodata {
+                    JSONString.append(geodata, to: &out)
+                } else {
+                    out.append(contentsOf: "null".utf8)
+                }
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// The unescaped size plus punctuation; escapes are rare, so one growth at most in practice.
+    private static func estimatedSize(of chatts: [StoredChatt]) -> Int {
+        chatts.reduce(2) { size, chatt in
+            size + chatt.name.utf8.count + chatt.message.utf8.count + chatt.id.utf8.count
+                + chatt.timestamp.utf8.count + (chatt.geodata?.utf8.count ?? 4) + 16
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import ChattAPI
+import HTTPCore
+import Testing
+
+private func request(_ method: HTTPMethod, _ path: String, query: String? = nil, body: String = "") -> HTTPRequest {
+    HTTPRequest(
+        method: method, target: path + (query.map { "?" + $0 } ?? ""), path: path, query: query, body: Array(body.utf8))
+}
+
+private func text(_ response: HTTPResponse) -> String {
+    String(decoding: response.body, as: UTF8.self)
+}
+
+private let iOSBody = #"{"name":"alice","message":"hi","geodata":"[42.2936,-83.7166,\"North\",\"walking\"]"}"#
+
+/// A route, written without a trailing slash, and the method it serves.
+struct RouteCase: Sendable, CustomTestStringConvertible {
+    let method: HTTPMethod
+    let path: String
+    let status: Int
+    let allow: String
+    var testDescription: String { "\(method) \(path)" }
+    /// Both spellings API.md accepts; the root has only one.
+    var spellings: [String] { path == "/" ? ["/"] : [path, path + "/"] }
+}
+
+@Suite struct ChattRouterTests {
+    static let routes = [
+        RouteCase(method: .GET, path: "/", status: 200, allow: "GET, HEAD"),
+        RouteCase(method: .POST, path: "/postmaps", status: 200, allow: "POST"),
+        RouteCase(method: .GET, path: "/getmaps", status: 200, allow: "GET, HEAD"),
+        RouteCase(method: .POST, path: "/postchatt", status: 200, allow: "POST"),
+        RouteCase(method: .GET, path: "/getchatts", status: 200, allow: "GET, HEAD"),
+        RouteCase(method: .GET, path: "/healthz", status: 200, allow: "GET, HEAD"),
+        RouteCase(method: .GET, path: "/readyz", status: 200, allow: "GET, HEAD"),
+        RouteCase(method: .GET, path: "/metrics", status: 200, allow: "GET, HEAD"),
+    ]
+
+    let repository = InMemoryChattRepository()
+    var router: ChattRouter {
+        ChattRouter(repository: repository, metrics: { "chatterd_requests_total 3\n" })
+    }
+
+    @Test("serves each route with and without a trailing slash", arguments: routes)
+    func servesRoute(_ route: RouteCase) {
+        for path in route.spellings {
+            let response = router.respond(to: request(route.method, path, body: iOSBody))
+            #expect(response.status.code == route.status, "\(path)")
+            #expect(response.headers["Content-Type"] != nil, "\(path)")
+        }
+    }
+
+    @Test("answers a wrong method with 405 and Allow", arguments: routes)
+    func wrongMethod(_ route: RouteCase) {
+        let wrong: [HTTPMethod] = route.method == .POST ? [.GET, .HEAD, .PUT] : [.POST, .DELETE, .OPTIONS]
+        for method in wrong {
+            let response = router.respond(to: request(method, route.spellings.last ?? route.path))
+            #expect(response.status.code == 405, "\(method)")
+            #expect(response.headers.values("Allow") == [route.allow], "\(method)")
+            #expect(text(response) == #"{"error":"method not allowed"}"#)
+        }
+    }
+
+    @Test("HEAD answers exactly as GET", arguments: routes.filter { $0.method == .GET })
+    func headIsGet(_ route: RouteCase) throws {
+        try repository.add(NewChatt(name: "a", message: "b"))
+        #expect(router.respond(to: request(.HEAD, route.path)) == router.respond(to: request(.GET, route.path)))
+    }
+
+    @Test(arguments: [
+        "/nope", "//", "/getmaps//", "/GETMAPS", "/getmaps/x", "/getmaps.json", "", "getmaps", "/healthz?",
+    ])
+    func unknownPathIs404ForAnyMethod(path: String) {
+        for method in [HTTPMethod.GET, .POST, .DELETE] {
+            let response = router.respond(to: request(method, path))
+            #expect(response.status.code == 404, "\(method) \(path)")
+            #expect(text(response) == #"{"error":"not found"}"#)
+        }
+    }
+
+    @Test func metricsWithoutAClosureIs404() {
+        let response = ChattRouter(repository: repository).respond(to: request(.GET, "/metrics"))
+        #expect(response.status.code == 404)
+    }
+
+    @Test func metricsServesTheClosureTextAsPrometheus() {
+        let response = router.respond(to: request(.GET, "/metrics"))
+        #expect(text(response) == "chatterd_requests_total 3\n")
+        #expect(response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    @Test func rootNamesTheServerAsAJSONString() {
+        #expect(text(router.respond(to: request(.GET, "/"))) == #""chatterd""#)
+        let named = ChattRouter(repository: repository, serverName: #"my "srv""#)
+        #expect(text(named.respond(to: request(.GET, "/"))) == #""my \"srv\"""#)
+    }
+
+    @Test func healthAndReadinessBodies() {
+        let health = router.respond(to: request(.GET, "/healthz"))
+        #expect(text(health) == #"{"status":"ok"}"#)
+        #expect(health.headers["Content-Type"] == "application/json")
+        #expect(text(router.respond(to: request(.GET, "/readyz"))) == #"{"status":"ready"}"#)
+    }
+
+    @Test(arguments: [RepositoryError.unavailable("down"), .rejected("no"), .failed("boom")])
+    func readinessFailsWith503AndRetryAfter(error: RepositoryError) {
+        repository.fail(with: error)
+        let response = router.respond(to: request(.GET, "/readyz/"))
+        #expect(response.status.code == 503)
+        #expect(response.headers["Retry-After"] == "1")
+        #expect(text(response) == #"{"status":"unavailable"}"#)
+    }
+
+    @Test func postsAreListedOldestFirstWithExactBytes() {
+        #expect(router.respond(to: request(.POST, "/postmaps", body: iOSBody)) == .json(.ok, Array("{}".utf8)))
+        let second = #"{"username":"bob","message":"é \"q\"\n😀","geodata":"ignored"}"#
+        #expect(text(router.respond(to: request(.POST, "/postchatt/", body: second))) == "{}")
+        let maps =
+            #"[["alice","hi","00000000-0000-4000-8000-000000000001","2026-03-25T08:11:59.100001Z","#
+            + #""[42.2936,-83.7166,\"North\",\"walking\"]"],"#
+            + #"["bob","é \"q\"\n😀","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z",null]]"#
+        #expect(router.respond(to: request(.GET, "/getmaps")) == .json(.ok, Array(maps.utf8)))
+        let chatts =
+            #"[["alice","hi","00000000-0000-4000-8000-000000000001","2026-03-25T08:11:59.100001Z"],"#
+            + #"["bob","é \"q\"\n😀","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z"]]"#
+        #expect(text(router.respond(to: request(.GET, "/getchatts/"))) == chatts)
+    }
+
+    @Test func emptyStoreListsAsEmptyArrays() {
+        #expect(text(router.respond(to: request(.GET, "/getmaps"))) == "[]")
+        #expect(text(router.respond(to: request(.GET, "/getchatts"))) == "[]")
+    }
+
+    @Test func queryStringIsIgnored() {
+        #expect(router.respond(to: request(.POST, "/postchatt", query: "x=1", body: iOSBody)).status.code == 200)
+        #expect(
+            text(router.respond(to: request(.GET, "/getchatts", query: "since=0&limit=1"))).hasPrefix(#"[["alice""#))
+        #expect(router.respond(to: request(.GET, "/healthz/", query: "")).status.code == 200)
+    }
+
+    @Test func invalidBodyIsRejectedAndStoresNothing() {
+        let response = router.respond(to: request(.POST, "/postmaps", body: #"{"name":"","message":"m"}"#))
+        #expect(response.status.code == 400)
+        #expect(text(response) == #"{"error":"name must be 1 to 32 characters"}"#)
+        #expect(router.respond(to: request(.POST, "/postmaps", body: "{")).status.code == 422)
+        #expect(repository.chatts.isEmpty)
+    }
+
+    @Test(arguments: [("/postmaps", HTTPMethod.POST), ("/getmaps", .GET), ("/getchatts", .GET)])
+    func unavailableStoreIs503WithRetryAfter(path: String, method: HTTPMethod) {
+        repository.fail(with: .unavailable("connection refused at 10.0.0.5"))
+        let response = router.respond(to: request(method, path, body: iOSBody))
+        #expect(response.status.code == 503)
+        #expect(response.headers["Retry-After"] == "1")
+        #expect(!text(response).contains("10.0.0.5"))
+    }
+
+    @Test func rejectedValueIs400() {
+        repository.fail(with: .rejected("22001 value too long for type character varying(32)"))
+        let response = router.respond(to: request(.POST, "/postchatt", body: iOSBody))
+        #expect(response.status.code == 400)
+        #expect(!text(response).contains("varying"))
+    }
+
+    @Test(arguments: [("/postmaps", HTTPMethod.POST), ("/getmaps", .GET), ("/getchatts", .GET)])
+    func storeFaultIs500WithoutDetail(path: String, method: HTTPMethod) {
+        repository.fail(with: .failed("ERROR: relation \"chatts\" does not exist at /srv/db"))
+        let response = router.respond(to: request(method, path, body: iOSBody))
+        #expect(response == .error(.internalServerError, "internal error"))
+        #expect(text(response) == #"{"error":"internal error"}"#)
+    }
+}

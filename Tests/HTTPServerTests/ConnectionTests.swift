@@ -1,0 +1,137 @@
+import COpenSSL
+import Foundation
+import HTTPServer
+import Testing
+
+/// Loopback behaviour of connections over plain TCP: keep-alive, pipelining, errors, deadlines, caps.
+@Suite struct ConnectionTests {
+    @Test func answersPipelinedRequestsInOrderOnOneConnection() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+        for path in ["/a", "/b", "/c"] {
+            let response = try #require(client.readResponse())
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "\"\(path) 0\"")
+            #expect(response.header("Connection") == nil)
+            #expect(response.header("Date") != nil)
+        }
+    }
+
+    @Test func malformedRequestGets400WithConnectionCloseAndIsNotFollowedByLeftovers() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 400)
+        #expect(response.header("Connection") == "close")
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func oversizedBodyIsRefusedBeforeItIsSent() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 413)
+        #expect(response.header("Connection") == "close")
+    }
+
+    @Test func expectContinueGetsInterimResponseThenFinal() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try #require(client.readResponse())
+        #expect(interim.status == 100)
+        client.send("abc")
+        let final = try #require(client.readResponse())
+        #expect(final.status == 200)
+        #expect(String(decoding: final.body, as: UTF8.self) == "\"/p 3\"")
+    }
+
+    @Test func headOmitsTheBodyButKeepsItsLength() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("HEAD /abc HTTP/1.1\r\nHost: x\r\n\r\nGET /z HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try #require(client.readResponse(bodyless: true))
+        #expect(head.header("Content-Length") == "8")
+        let next = try #require(client.readResponse())
+        #expect(String(decoding: next.body, as: UTF8.self) == "\"/z 0\"")
+    }
+
+    @Test func http10ClosesUnlessKeepAliveIsAsked() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let plain = try TestClient(port: harness.port)
+        plain.send("GET / HTTP/1.0\r\n\r\n")
+        #expect(try #require(plain.readResponse()).header("Connection") == "close")
+        #expect(plain.isClosedByServer())
+        let kept = try TestClient(port: harness.port)
+        kept.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try #require(kept.readResponse()).header("Connection") == "keep-alive")
+        kept.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try #require(kept.readResponse()).status == 200)
+    }
+
+    @Test func closesAfterTheRequestCap() throws {
+        let harness = try ServerHarness { $0.maxRequestsPerConnection = 2 }
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try #require(client.readResponse()).header("Connection") == nil)
+        #expect(try #require(client.readResponse()).header("Connection") == "close")
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func incompleteHeadIsAnswered408AtTheHeaderDeadline() throws {
+        let harness = try ServerHarness { $0.timeouts.headerSeconds = 0.3 }
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 408)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func idleKeepAliveConnectionIsClosed() throws {
+        let harness = try ServerHarness { $0.timeouts.keepAliveIdleSeconds = 0.3 }
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try #require(client.readResponse()).status == 200)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func connectionsPastTheCapWaitUntilOneCloses() throws {
+        let harness = try ServerHarness { $0.maxConnections = 1 }
+        defer { harness.stop() }
+        var first: TestClient? = try TestClient(port: harness.port)
+        first?.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(first?.readResponse()?.status == 200)
+        let second = try TestClient(port: harness.port)
+        second.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = nil  // closing the first lets the second in
+        let response = try #require(second.readResponse())
+        #expect(String(decoding: response.body, as: UTF8.self) == "\"/second 0\"")
+    }
+
+    @Test func shutdownLetsTheRequestInFlightFinish() throws {
+        let harness = try ServerHarness()
+        let client = try TestClient(port: harness.port)
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(100_000)  // let the request reach the handler
+        let stopped = DispatchSemaphore(value: 0)
+        harness.server.shutdown(deadlineSeconds: 5) { stopped.signal() }
+        let response = try #require(client.readResponse())
+        #expect(response.status == 200)
+        #expect(response.header("Connection") == "close")
+        #expect(stopped.wait(timeout: .now() + 10) == .success)
+        #expect(throws: TestClient.Failure.self) { try TestClient(port: harness.port) }
+    }
+}

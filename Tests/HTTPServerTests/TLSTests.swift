@@ -1,0 +1,75 @@
+import COpenSSL
+import Foundation
+import HTTPServer
+import Testing
+
+/// TLS over loopback: protocol versions, ALPN, and refusing unusable certificates or keys.
+@Suite struct TLSTests {
+    let certificate: TestCertificate
+
+    init() throws {
+        certificate = try TestCertificate.make()
+    }
+
+    var configuration: TLSConfiguration {
+        TLSConfiguration(certificatePath: certificate.certificatePath, privateKeyPath: certificate.keyPath)
+    }
+
+    @Test(arguments: [COpenSSL_TLS1_2_VERSION(), COpenSSL_TLS1_3_VERSION()])
+    func servesOverTLS12And13WithALPN(version: Int32) throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port, tlsVersion: version)
+        #expect(client.alpn == "http/1.1")
+        client.send("GET /tls HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "\"/tls 0\"")
+    }
+
+    @Test func refusesTLS11() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        #expect(throws: TestClient.Failure.self) {
+            try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_1_VERSION())
+        }
+        // The server keeps serving after the failed handshake.
+        let client = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION())
+        client.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(client.readResponse()?.status == 200)
+    }
+
+    @Test func refusesAClientOfferingOnlyOtherProtocols() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        #expect(throws: TestClient.Failure.self) {
+            try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["h2"])
+        }
+    }
+
+    @Test func refusesAKeyOthersCanRead() throws {
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: certificate.keyPath)
+        let error = #expect(throws: TLSError.self) { try TLSContext(configuration) }
+        #expect(error?.description.contains(certificate.keyPath) == true)
+    }
+
+    @Test func refusesAKeyThatDoesNotMatchTheCertificate() throws {
+        let other = try certificate.makeOtherKey()
+        let mismatched = TLSConfiguration(certificatePath: certificate.certificatePath, privateKeyPath: other)
+        let error = #expect(throws: TLSError.self) { try TLSContext(mismatched) }
+        #expect(error?.description.contains("does not match") == true)
+    }
+
+    @Test func refusesAMissingCertificate() throws {
+        let missing = TLSConfiguration(certificatePath: "/nonexistent/c.crt", privateKeyPath: certificate.keyPath)
+        let error = #expect(throws: TLSError.self) { try TLSContext(missing) }
+        #expect(error?.description.contains("/nonexistent/c.crt") == true)
+    }
+
+    @Test func silentClientIsClosedAtTheHandshakeDeadline() throws {
+        let harness = try ServerHarness(tls: configuration) { $0.timeouts.handshakeSeconds = 0.3 }
+        defer { harness.stop() }
+        let silent = try TestClient(port: harness.port)
+        #expect(silent.isClosedByServer())
+    }
+}
