@@ -2,6 +2,7 @@ import HTTPCore
 
 /// An error a client sees: a status and a short reason, sent as `{"error":"<reason>"}` (API.md "Errors").
 public struct APIError: Error, Sendable, Equatable {
+    /// The response status: 400, 404, 405, 422, 500 or 503.
     public var status: HTTPStatus
     /// Short and human-readable; never contains input, SQL, paths or internal detail.
     public var reason: String

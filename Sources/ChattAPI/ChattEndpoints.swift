@@ -2,10 +2,14 @@ import HTTPCore
 
 /// The handlers behind each route. Repository calls block the calling thread.
 struct ChattEndpoints: Sendable {
+    /// Where chatts are stored and read.
     let repository: any ChattRepository
     /// `GET /` body: the server name as a JSON string, encoded once.
     let rootBody: [UInt8]
+    /// Renders `GET /metrics`; nil when metrics are not served.
     let metrics: (@Sendable () -> String)?
+    /// Encoded feeds, shared between requests while the store is unchanged.
+    let cache = ChattFeedCache()
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -13,6 +17,7 @@ struct ChattEndpoints: Sendable {
     private static let unavailableBody = Array(#"{"status":"unavailable"}"#.utf8)
     private static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
+    /// `GET /`: the server name.
     func root() -> HTTPResponse {
         .json(.ok, rootBody)
     }
@@ -33,18 +38,25 @@ struct ChattEndpoints: Sendable {
         return .json(.ok, Self.emptyObject)
     }
 
-    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows).
+    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows), shared from the cache
+    /// while the store's version is unchanged.
     func rows(includingGeodata: Bool) -> HTTPResponse {
-        let chatts: [StoredChatt]
+        let feed: ChattFeedCache.Feed = includingGeodata ? .maps : .chatts
         do {
-            chatts = try repository.all()
+            if let body = cache.body(feed, at: try repository.version()) {
+                return .json(.ok, body)
+            }
+            let snapshot = try repository.snapshot()
+            let body = includingGeodata
+                ? ChattRowEncoder.mapsRows(snapshot.chatts) : ChattRowEncoder.chattsRows(snapshot.chatts)
+            cache.store(body, for: feed, at: snapshot.version)
+            return .json(.ok, body)
         } catch {
             return APIError(error).response
         }
-        let body = includingGeodata ? ChattRowEncoder.mapsRows(chatts) : ChattRowEncoder.chattsRows(chatts)
-        return .json(.ok, body)
     }
 
+    /// `GET /healthz`: 200 whenever the process can answer.
     func healthz() -> HTTPResponse {
         .json(.ok, Self.healthyBody)
     }

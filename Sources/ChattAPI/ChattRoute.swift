@@ -1,6 +1,7 @@
 import HTTPCore
 
 /// The paths chatterd serves (API.md "Endpoints"), each with the one method it accepts.
+/// The raw value is the canonical path.
 enum ChattRoute: String, CaseIterable {
     case root = "/"
     case postMaps = "/postmaps"
@@ -28,6 +29,14 @@ enum ChattRoute: String, CaseIterable {
         switch self {
         case .postMaps, .postChatt: .POST
         case .root, .getMaps, .getChatts, .healthz, .readyz, .metrics: .GET
+        }
+    }
+
+    /// Whether serving this route calls the repository (and so may block on the database).
+    var usesRepository: Bool {
+        switch self {
+        case .postMaps, .getMaps, .postChatt, .getChatts, .readyz: true
+        case .root, .healthz, .metrics: false
         }
     }
 

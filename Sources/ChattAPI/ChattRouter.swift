@@ -11,6 +11,14 @@ public struct ChattRouter: Sendable {
         endpoints = ChattEndpoints(repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics)
     }
 
+    /// Whether answering `request` may block on the repository; other requests (health, metrics, errors
+    /// decided from the path alone) can be answered without leaving the I/O thread.
+    public func mayBlock(_ request: HTTPRequest) -> Bool {
+        guard let route = ChattRoute(path: request.path) else { return false }
+        let method = request.method == .HEAD ? .GET : request.method
+        return route.usesRepository && method == route.method
+    }
+
     /// The response to `request`. HEAD gets the GET response; the server leaves out its body.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {

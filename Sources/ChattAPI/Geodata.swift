@@ -2,9 +2,13 @@
 ///
 /// Used only to check a posted string; the string itself is what gets stored, byte for byte.
 public struct Geodata: Sendable, Equatable {
+    /// Degrees, finite, within -90...90.
     public var latitude: Double
+    /// Degrees, finite, within -180...180.
     public var longitude: Double
+    /// Free text from the client, e.g. "North".
     public var facing: String
+    /// Free text from the client, e.g. "walking".
     public var speed: String
 
     /// Geodata with the given fields.
@@ -20,6 +24,9 @@ public struct Geodata: Sendable, Equatable {
     /// - Throws: 400 for a NUL character in a decoded element; 422 for anything else wrong.
     public init(parsing text: String) throws(APIError) {
         guard !text.utf8.contains(0) else { throw ChattValidator.nulCharacter }
+        // The parser allows a byte order mark before a JSON text, but inside a stored string it is an invisible
+        // character that a phone's parser may not expect.
+        guard !text.utf8.starts(with: [0xEF, 0xBB, 0xBF]) else { throw Self.wrongShape }
         let value: JSONValue
         do {
             value = try JSONParser.parse(text)

@@ -7,7 +7,9 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted; a top-level `[]` is depth 1.
     public static let maxDepth = 64
 
+    /// The whole input.
     let bytes: [UInt8]
+    /// The next byte to read.
     var index: Int
 
     private init(bytes: [UInt8], index: Int) {
@@ -136,10 +138,12 @@ public struct JSONParser {
 
     // MARK: - Bytes
 
+    /// The byte at `index`, or nil at the end.
     func peek() -> UInt8? {
         index < bytes.count ? bytes[index] : nil
     }
 
+    /// Steps over `byte` if it is next.
     mutating func consume(_ byte: UInt8) -> Bool {
         guard peek() == byte else { return false }
         index += 1

@@ -70,14 +70,23 @@ extension Connection {
         updateDeadline()
         let started = DispatchTime.now()
         let handler = environment.handler
+        guard handler.mayBlock(request) else {
+            let response = handler.respond(request)
+            handler.observe(request, response, Self.seconds(since: started))
+            send(response, to: request)
+            return
+        }
         environment.handlerQueue.async {
             let response = handler.respond(request)
             self.queue.async {
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-                handler.observe(request, response, seconds)
+                handler.observe(request, response, Self.seconds(since: started))
                 self.send(response, to: request)
             }
         }
+    }
+
+    private static func seconds(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }
 
     private func respondToParseError(_ error: HTTPParseError) {

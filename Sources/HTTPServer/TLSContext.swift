@@ -21,11 +21,12 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
         self.context = context
         try Self.requireReadable(configuration.certificatePath, what: "certificate")
         try Self.requirePrivate(configuration.privateKeyPath)
-        guard SSL_CTX_use_certificate_chain_file(context, configuration.certificatePath) == 1 else {
-            throw TLSError("cannot load certificate \(configuration.certificatePath)")
-        }
+        // Key first: loading a certificate that does not match it drops the key, which the check below reports.
         guard SSL_CTX_use_PrivateKey_file(context, configuration.privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
             throw TLSError("cannot load private key \(configuration.privateKeyPath)")
+        }
+        guard SSL_CTX_use_certificate_chain_file(context, configuration.certificatePath) == 1 else {
+            throw TLSError("cannot load certificate \(configuration.certificatePath)")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             throw TLSError(

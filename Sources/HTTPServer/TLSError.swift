@@ -11,7 +11,8 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
             if code == 0 { break }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            details.append(String(cString: buffer))
+            let text = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            details.append(String(decoding: text, as: UTF8.self))
         }
         description = details.isEmpty ? what : "\(what) (\(details.joined(separator: "; ")))"
     }

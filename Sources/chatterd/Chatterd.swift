@@ -81,6 +81,7 @@ enum Chatterd {
         }
         let handler = HTTPHandler(
             respond: { router.respond(to: $0) },
+            mayBlock: { router.mayBlock($0) },
             observe: { request, response, seconds in
                 metrics.record(request, response, seconds: seconds)
                 if response.status.code >= 500 {
@@ -98,7 +99,7 @@ enum Chatterd {
     }
 
     static func fail(_ message: String, status: Int32) -> Never {
-        fputs("chatterd: \(message)\n", stderr)
+        Log.write(message)
         exit(status)
     }
 }

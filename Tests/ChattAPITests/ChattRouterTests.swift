@@ -36,9 +36,12 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         RouteCase(method: .GET, path: "/metrics", status: 200, allow: "GET, HEAD"),
     ]
 
-    let repository = InMemoryChattRepository()
-    var router: ChattRouter {
-        ChattRouter(repository: repository, metrics: { "chatterd_requests_total 3\n" })
+    let repository: InMemoryChattRepository
+    let router: ChattRouter
+
+    init() {
+        repository = InMemoryChattRepository()
+        router = ChattRouter(repository: repository, metrics: { "chatterd_requests_total 3\n" })
     }
 
     @Test("serves each route with and without a trailing slash", arguments: routes)
@@ -124,6 +127,35 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
             #"[["alice","hi","00000000-0000-4000-8000-000000000001","2026-03-25T08:11:59.100001Z"],"#
             + #"["bob","é \"q\"\n😀","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z"]]"#
         #expect(text(router.respond(to: request(.GET, "/getchatts/"))) == chatts)
+    }
+
+    @Test func unchangedStoreIsServedFromOneSharedBody() {
+        _ = router.respond(to: request(.POST, "/postmaps", body: iOSBody))
+        let first = router.respond(to: request(.GET, "/getmaps"))
+        let second = router.respond(to: request(.GET, "/getmaps/"))
+        #expect(first == second)
+        #expect(repository.snapshotReads == 1)
+        _ = router.respond(to: request(.GET, "/getchatts"))
+        #expect(repository.snapshotReads == 2)
+    }
+
+    @Test func aNewPostInvalidatesTheCachedFeeds() {
+        #expect(text(router.respond(to: request(.GET, "/getmaps"))) == "[]")
+        #expect(text(router.respond(to: request(.GET, "/getchatts"))) == "[]")
+        _ = router.respond(to: request(.POST, "/postchatt", body: iOSBody))
+        #expect(text(router.respond(to: request(.GET, "/getmaps"))).contains("alice"))
+        #expect(text(router.respond(to: request(.GET, "/getchatts"))).contains("alice"))
+    }
+
+    @Test func onlyRoutesThatReachTheRepositoryMayBlock() {
+        for (method, path) in [(HTTPMethod.POST, "/postmaps"), (.GET, "/getmaps/"), (.HEAD, "/getchatts"),
+                               (.POST, "/postchatt/"), (.GET, "/readyz")] {
+            #expect(router.mayBlock(request(method, path)), "\(method) \(path)")
+        }
+        for (method, path) in [(HTTPMethod.GET, "/"), (.GET, "/healthz"), (.GET, "/metrics"), (.GET, "/postmaps"),
+                               (.POST, "/getmaps"), (.GET, "/nope")] {
+            #expect(!router.mayBlock(request(method, path)), "\(method) \(path)")
+        }
     }
 
     @Test func emptyStoreListsAsEmptyArrays() {

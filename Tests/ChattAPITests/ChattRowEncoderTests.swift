@@ -1,4 +1,5 @@
 import ChattAPI
+import HTTPCore
 import Testing
 
 @Suite struct ChattRowEncoderTests {
@@ -35,6 +36,21 @@ import Testing
     @Test func escapesQuotesBackslashesAndControlsAndKeepsNonASCIIRaw() {
         let expected = #"[["q\"b\\s/","line\nret\rtab\tbell\u0007del\u007f","i","t","é😀👨‍👩‍👧‍👦"]]"#
         #expect(ChattRowEncoder.mapsRows([Self.tricky]) == Array(expected.utf8))
+    }
+
+    /// The block-copy fast path must write exactly what JSONString writes, for every ASCII byte, short and long.
+    @Test func writesStringsExactlyAsJSONString() {
+        let samples =
+            (0..<128).map { String(UnicodeScalar(UInt8($0))) } + ["é", "a\u{7F}b", String(repeating: "é😀", count: 20)]
+        for sample in samples {
+            for text in [sample, sample + String(repeating: "x", count: 30)] {
+                let chatt = StoredChatt(name: text, message: text, id: text, timestamp: text, geodata: nil)
+                let field = JSONString.encode(text)
+                let expected =
+                    Array("[[".utf8) + field + [0x2C] + field + [0x2C] + field + [0x2C] + field + Array("]]".utf8)
+                #expect(ChattRowEncoder.chattsRows([chatt]) == expected, "\(Array(text.utf8))")
+            }
+        }
     }
 
     @Test func outputParsesBackToTheSameStrings() throws {

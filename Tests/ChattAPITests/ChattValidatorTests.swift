@@ -226,6 +226,9 @@ private func paddedGeodata(_ scalars: Int) -> String {
         ValidationCase("trailing garbage", geo(#"[1,2,"N","w"] x"#), .rejected(422)),
         ValidationCase("lone surrogate inside", geo(#"[1,2,"\uD800","w"]"#), .rejected(422)),
         ValidationCase("leading zero", geo(#"[01,2,"N","w"]"#), .rejected(422)),
+        ValidationCase("byte order mark inside the string", geo("\u{FEFF}" + #"[1,2,"N","w"]"#), .rejected(422)),
+        ValidationCase(
+            "byte order mark escaped in the body", body(geodata: #""\uFEFF[1,2,\"N\",\"w\"]""#), .rejected(422)),
     ]
 
     @Test("iOS payloads and accepted shapes", arguments: iOSCases)

@@ -6,6 +6,7 @@ final class InMemoryChattRepository: ChattRepository {
     private struct State {
         var chatts: [StoredChatt] = []
         var failure: RepositoryError?
+        var snapshotReads = 0
     }
 
     private let state = Mutex(State())
@@ -37,11 +38,28 @@ final class InMemoryChattRepository: ChattRepository {
         }
     }
 
-    func all() throws(RepositoryError) -> [StoredChatt] {
+    func snapshot() throws(RepositoryError) -> ChattSnapshot {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
-            return state.chatts
+            state.snapshotReads += 1
+            return ChattSnapshot(chatts: state.chatts, version: Self.version(of: state.chatts))
         }
+    }
+
+    func version() throws(RepositoryError) -> ChattsVersion {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            return Self.version(of: state.chatts)
+        }
+    }
+
+    /// How many times the chatts were read in full, to show the feed cache at work.
+    var snapshotReads: Int {
+        state.withLock { $0.snapshotReads }
+    }
+
+    private static func version(of chatts: [StoredChatt]) -> ChattsVersion {
+        ChattsVersion(count: chatts.count, lastSequence: Int64(chatts.count))
     }
 
     func ping() throws(RepositoryError) {

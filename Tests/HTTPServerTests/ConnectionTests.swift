@@ -19,6 +19,15 @@ import Testing
         }
     }
 
+    @Test func inlineAndHandlerThreadResponsesKeepPipelineOrder() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /inline HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.readResponse().map { String(decoding: $0.body, as: UTF8.self) } == "\"/slow 0\"")
+        #expect(client.readResponse().map { String(decoding: $0.body, as: UTF8.self) } == "\"/inline 0\"")
+    }
+
     @Test func malformedRequestGets400WithConnectionCloseAndIsNotFollowedByLeftovers() throws {
         let harness = try ServerHarness()
         defer { harness.stop() }

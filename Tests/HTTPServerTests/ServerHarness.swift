@@ -3,7 +3,8 @@ import HTTPCore
 @testable import HTTPServer
 
 /// A server on an ephemeral loopback port with a test handler: `/slow` waits 300 ms, everything else
-/// answers 200 with the path as body.
+/// answers 200 with the path as body;
+/// `/inline` is answered on the I/O queue.
 final class ServerHarness {
     let server: Server
     let port: UInt16
@@ -17,7 +18,7 @@ final class ServerHarness {
         let handler = HTTPHandler(respond: { request in
             if request.path == "/slow" { usleep(300_000) }
             return .json(.ok, Array("\"\(request.path) \(request.body.count)\"".utf8))
-        })
+        }, mayBlock: { $0.path != "/inline" })
         server = try Server(configuration: configuration, handler: handler, log: { _ in })
         port = try server.start()
     }

@@ -1,0 +1,33 @@
+import ChattAPI
+
+extension StoreError {
+    /// SQLSTATEs meaning the value itself was refused: string too long (22001), bad encoding (22021),
+    /// untranslatable character (22P05), check constraint (23514). Retrying cannot help; the client must change it.
+    static let rejectedStates: Set<String> = ["22001", "22021", "22P05", "23514"]
+
+    /// SQLSTATEs meaning the server is going away, starting up, overloaded or too slow right now:
+    /// query canceled by statement_timeout (57014), admin/crash shutdown (57P01, 57P02), cannot connect now (57P03).
+    /// Whole classes 08 (connection exception) and 53 (insufficient resources) are added by prefix.
+    static let unavailableStates: Set<String> = ["57014", "57P01", "57P02", "57P03"]
+
+    /// How this failure looks to the API: `.unavailable` (503), `.rejected` (400) or `.failed` (500).
+    public var repositoryError: RepositoryError {
+        let text = debugDescription
+        switch code {
+        case .connectFailed, .connectionLost, .backingOff, .poolTimeout, .poolClosed:
+            return .unavailable(text)
+        case .invalidParameter:
+            return .rejected(text)
+        case .invalidConninfo, .decodingFailed, .migrationsDirectoryMissing, .invalidMigration:
+            return .failed(text)
+        case .queryFailed, .migrationFailed:
+            break
+        }
+        guard let sqlState else { return .failed(text) }
+        if Self.rejectedStates.contains(sqlState) { return .rejected(text) }
+        if Self.unavailableStates.contains(sqlState) || sqlState.hasPrefix("08") || sqlState.hasPrefix("53") {
+            return .unavailable(text)
+        }
+        return .failed(text)
+    }
+}

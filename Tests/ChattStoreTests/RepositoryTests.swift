@@ -1,0 +1,177 @@
+import ChattAPI
+import Foundation
+import Testing
+@testable import ChattStore
+
+extension DatabaseTests {
+    @Suite struct RepositoryTests {
+        static var uuidPattern: Regex<Substring> { /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/ }
+        static var timestampPattern: Regex<Substring> { /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/ }
+
+        /// Runs `body` with a repository on a fresh, migrated database.
+        func withRepository(
+            extra: [String: String] = [:], _ body: (PostgresChattRepository, TestDatabase) throws -> Void
+        ) throws {
+            try TestDatabase.with { database throws in
+                let pool = database.pool(extra: extra)
+                defer { pool.close() }
+                try body(PostgresChattRepository(pool: pool), database)
+            }
+        }
+
+        @Test func emptyStoreHasNoChatts() throws {
+            try withRepository { repository, _ throws in
+                try repository.ping()
+                #expect(try repository.all() == [])
+            }
+        }
+
+        @Test func versionChangesWithEveryPostAndMatchesTheSnapshot() throws {
+            try withRepository { repository, _ throws in
+                let empty = try repository.version()
+                #expect(empty == ChattsVersion(count: 0, lastSequence: 0))
+                try repository.add(NewChatt(name: "a", message: "1"))
+                let one = try repository.version()
+                #expect(one.count == 1 && one != empty)
+                #expect(try repository.snapshot().version == one)
+                try repository.add(NewChatt(name: "b", message: "2"))
+                let two = try repository.version()
+                #expect(two.count == 2 && two.lastSequence > one.lastSequence)
+                #expect(try repository.snapshot().version == two)
+            }
+        }
+
+        @Test func addedChattsComeBackInWireForm() throws {
+            // A session time zone far from UTC proves the timestamp is rendered in UTC regardless.
+            try withRepository(extra: ["options": "-c TimeZone=Asia/Kathmandu"]) { repository, database throws in
+                let geodata = #"[42.2936,-83.7166,"North","walking"]"#
+                try repository.add(NewChatt(name: "alice", message: "hi", geodata: geodata))
+                try repository.add(NewChatt(name: "bob", message: "no location", geodata: nil))
+                let chatts = try repository.all()
+                try #require(chatts.count == 2)
+                #expect(chatts.map(\.name) == ["alice", "bob"])
+                #expect(chatts.map(\.message) == ["hi", "no location"])
+                #expect(chatts.map(\.geodata) == [geodata, nil])
+                for chatt in chatts {
+                    #expect(chatt.id.wholeMatch(of: Self.uuidPattern) != nil, "\(chatt.id)")
+                    #expect(chatt.timestamp.wholeMatch(of: Self.timestampPattern) != nil, "\(chatt.timestamp)")
+                    // The server reads the wire timestamp back as exactly the stored instant.
+                    let same = try database.column(
+                        "SELECT ($1::timestamptz = time)::text FROM chatts WHERE id = $2::uuid",
+                        [chatt.timestamp, chatt.id])
+                    #expect(same == ["true"])
+                }
+            }
+        }
+
+        @Test(arguments: [
+            #"[42.2936,-83.7166,"North","walking"]"#,
+            " [ 1.5e1 ,\t-0.0 , \"Nörd 🧭\" , \"\\u00e9\" ] ",
+            "\r\n[0,0,\"\",\"\"]\n",
+            "[0,0,\"e\u{301}\",\"\u{e9}\"]",
+            "[0,0,\"👨‍👩‍👧‍👦\",\"\u{200B}\u{FEFF}\"]",
+        ])
+        func geodataIsStoredByteForByte(geodata: String) throws {
+            try withRepository { repository, _ throws in
+                try repository.add(NewChatt(name: "g", message: "", geodata: geodata))
+                let stored = try #require(try repository.all().first?.geodata)
+                // Compare bytes: String == treats canonically equivalent forms (é vs e + U+0301) as equal.
+                #expect(Array(stored.utf8) == Array(geodata.utf8))
+            }
+        }
+
+        @Test func lengthsCountUnicodeScalars() throws {
+            let family = "👨‍👩‍👧‍👦"  // 7 scalars, 1 Character
+            let name32 = String(repeating: family, count: 4) + "\u{e9}\u{e9}\u{e9}\u{e9}"
+            let decomposed32 = String(repeating: "e\u{301}", count: 16)  // 16 Characters, 32 scalars
+            try withRepository { repository, _ throws in
+                for name in [name32, decomposed32] {
+                    #expect(name.unicodeScalars.count == 32)
+                    try repository.add(NewChatt(name: name, message: String(repeating: "ü", count: 255)))
+                }
+                let stored = try repository.all()
+                #expect(stored.map { Array($0.name.utf8) } == [Array(name32.utf8), Array(decomposed32.utf8)])
+
+                let rejected = [
+                    NewChatt(name: name32 + "x", message: ""),
+                    NewChatt(name: decomposed32 + "\u{301}", message: ""),
+                    NewChatt(name: "m", message: String(repeating: "ü", count: 256)),
+                    NewChatt(name: "g", message: "", geodata: String(repeating: "9", count: 256)),
+                ]
+                for chatt in rejected {
+                    #expect(caught { () throws(RepositoryError) in try repository.add(chatt) }?.kind == .rejected)
+                }
+                #expect(try repository.all().count == 2)
+            }
+        }
+
+        @Test func overlongOrEmptyNameIsRejectedByTheDatabase() throws {
+            try withRepository { repository, _ throws in
+                let tooLong = caught { () throws(RepositoryError) in
+                    try repository.add(NewChatt(name: String(repeating: "a", count: 33), message: "m"))
+                }
+                #expect(tooLong?.kind == .rejected)
+                let empty = caught { () throws(RepositoryError) in
+                    try repository.add(NewChatt(name: "", message: "m"))
+                }
+                #expect(empty?.kind == .rejected)
+                #expect(try repository.all() == [])
+            }
+        }
+
+        @Test func nulIsRejectedInsteadOfTruncated() throws {
+            try withRepository { repository, _ throws in
+                let error = caught { () throws(RepositoryError) in
+                    try repository.add(NewChatt(name: "a\u{0}b", message: "m"))
+                }
+                #expect(error?.kind == .rejected)
+                #expect(try repository.all() == [])
+            }
+        }
+
+        @Test func injectionLookingStringsAreStoredAsData() throws {
+            let payloads = [
+                "x'); DROP TABLE chatts; --", "$1", "\\", "' OR '1'='1", "\"; SELECT pg_sleep(10); --", "%s%n",
+            ]
+            try withRepository { repository, _ throws in
+                for payload in payloads {
+                    try repository.add(NewChatt(name: String(payload.prefix(32)), message: payload, geodata: payload))
+                }
+                let stored = try repository.all()
+                #expect(stored.map(\.message) == payloads)
+                #expect(stored.map(\.geodata) == payloads)
+            }
+        }
+
+        @Test func postingOrderHoldsForManyQuickInserts() throws {
+            try withRepository { repository, _ throws in
+                for index in 0..<300 {
+                    try repository.add(NewChatt(name: "n", message: "\(index)"))
+                }
+                let stored = try repository.all()
+                #expect(stored.map(\.message) == (0..<300).map { "\($0)" })
+                #expect(stored.map(\.timestamp) == stored.map(\.timestamp).sorted())
+            }
+        }
+
+        @Test func concurrentAddsAreEachStoredExactlyOnce() throws {
+            try withRepository { repository, _ throws in
+                let failures = Locked<[RepositoryError]>([])
+                onThreads(20) { thread in
+                    for index in 0..<10 {
+                        let chatt = NewChatt(name: "t\(thread)", message: "\(thread)-\(index)")
+                        if let error = caught({ () throws(RepositoryError) in try repository.add(chatt) }) {
+                            failures.withLock { $0.append(error) }
+                        }
+                    }
+                }
+                #expect(failures.withLock { $0 } == [])
+                let stored = try repository.all()
+                #expect(stored.count == 200)
+                let expected = Set((0..<20).flatMap { thread in (0..<10).map { "\(thread)-\($0)" } })
+                #expect(Set(stored.map(\.message)) == expected)
+                #expect(Set(stored.map(\.id)).count == 200)
+            }
+        }
+    }
+}

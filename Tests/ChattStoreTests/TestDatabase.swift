@@ -1,0 +1,132 @@
+import ChattAPI
+import Foundation
+import Testing
+@testable import ChattStore
+
+/// A throwaway database for one test: created through `CHATTERD_TEST_DATABASE_URL`, dropped afterwards.
+struct TestDatabase {
+    /// The admin connection string the test command provides; nil skips the integration suites.
+    static let adminConninfo = ProcessInfo.processInfo.environment["CHATTERD_TEST_DATABASE_URL"]
+    /// Whether integration tests can run.
+    static let isConfigured = adminConninfo != nil
+    /// The repository's `migrations/` directory.
+    static let migrationsDirectory = URL(filePath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "migrations").path
+
+    /// The database's name.
+    let name: String
+    private let admin: String
+
+    /// Creates a fresh database (migrated unless told otherwise), runs `body`, then drops it.
+    static func with<T>(migrated: Bool = true, _ body: (TestDatabase) throws -> T) throws -> T {
+        let admin = try #require(adminConninfo, "CHATTERD_TEST_DATABASE_URL is not set")
+        let database = TestDatabase(name: "chatterd_test_\(UInt64.random(in: 0...UInt64.max))", admin: admin)
+        try database.adminStatement("SELECT format('CREATE DATABASE %I', $1::text)")
+        defer { try? database.adminStatement("SELECT format('DROP DATABASE %I WITH (FORCE)', $1::text)") }
+        if migrated {
+            _ = try Migrator.migrate(conninfo: database.conninfo(), directory: migrationsDirectory)
+        }
+        return try body(database)
+    }
+
+    /// A connection string for this database, with extra libpq keywords.
+    func conninfo(_ extra: [String: String] = [:]) -> String {
+        let settings = extra.merging(["dbname": name]) { _, ours in ours }.sorted { $0.key < $1.key }
+        if admin.hasPrefix("postgresql://") || admin.hasPrefix("postgres://") {
+            // URI form: keywords may also be given as query parameters, and later ones win. libpq refuses
+            // a second '=' in a parameter, so values are fully percent-encoded.
+            let unreserved = CharacterSet(
+                charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/")
+            let query = settings.map { key, value in
+                "\(key)=\(value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value)"
+            }
+            return admin + (admin.contains("?") ? "&" : "?") + query.joined(separator: "&")
+        }
+        // key=value form: later keywords win.
+        let quoted = settings.map { key, value in
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+            return "\(key)='\(escaped)'"
+        }
+        return ([admin] + quoted).joined(separator: " ")
+    }
+
+    /// A pool on this database.
+    func pool(
+        size: Int = 4, acquireTimeout: Duration = .seconds(2), statementTimeout: Duration = .seconds(5),
+        extra: [String: String] = [:]
+    ) -> PGConnectionPool {
+        PGConnectionPool(
+            conninfo: conninfo(extra), size: size, acquireTimeout: acquireTimeout, statementTimeout: statementTimeout)
+    }
+
+    /// Runs one query on a fresh connection to this database and returns the first column of each row.
+    func column(_ sql: String, _ parameters: [String?] = []) throws -> [String?] {
+        let pool = pool(size: 1)
+        defer { pool.close() }
+        return try pool.withConnection { connection throws(StoreError) in
+            let result = try connection.query(sql, parameters)
+            return (0..<result.rowCount).map { result.string(row: $0, column: 0) }
+        }
+    }
+
+    /// Has the server quote our name into a statement, then runs that statement on the admin database.
+    /// (Identifiers cannot be parameters; format's %I quotes them, so nothing is spliced in by hand.)
+    private func adminStatement(_ template: String) throws {
+        let pool = PGConnectionPool(conninfo: admin, size: 1)
+        defer { pool.close() }
+        try pool.withConnection { connection throws(StoreError) in
+            let statement = try connection.query(template, [name])
+            _ = try connection.query(try statement.requiredString(row: 0, column: 0, name: "format"))
+        }
+    }
+}
+
+/// The error `body` threw, or nil when it returned normally.
+func caught<E: Error>(_ body: () throws(E) -> Void) -> E? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+extension RepositoryError {
+    /// A case without its log text.
+    enum Kind { case unavailable, rejected, failed }
+
+    /// The case without its log text.
+    var kind: Kind {
+        switch self {
+        case .unavailable: .unavailable
+        case .rejected: .rejected
+        case .failed: .failed
+        }
+    }
+}
+
+/// Runs `body(index)` on `count` separate threads at once and waits for all of them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread {
+            body(index)
+            group.leave()
+        }.start()
+    }
+    group.wait()
+}
+
+/// The seconds `body` took.
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// Integration suites run one test at a time (they share one server) and only when a database is configured.
+@Suite(.serialized, .enabled(if: TestDatabase.isConfigured, "set CHATTERD_TEST_DATABASE_URL to run"))
+enum DatabaseTests {}

@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# Checks the tools and libraries chatterd needs and installs missing ones with apt (Debian 12).
+# Source it after common.sh. Nothing is reinstalled: each check is a file or command lookup.
+
+# Puts swift on PATH (it may only exist in /opt/swift/usr/bin); fails with advice if it is nowhere.
+_deps_find_swift() {
+    command -v swift >/dev/null 2>&1 && return 0
+    if [[ -x /opt/swift/usr/bin/swift ]]; then
+        export PATH=$PATH:/opt/swift/usr/bin
+        return 0
+    fi
+    # Debian has no Swift 6 package: the toolchain comes from swift.org and is not apt's to install.
+    printf 'error: swift not found in PATH or /opt/swift/usr/bin; install the Swift 6 toolchain for Debian 12\n' >&2
+    return 1
+}
+
+# Sets CHATTERD_PYTHON to a Python 3 that has pytest; fails when none has.
+_deps_find_pytest() {
+    local py
+    # apt's python3-pytest installs for /usr/bin/python3, which may not be the python3 first on PATH.
+    for py in python3 /usr/bin/python3; do
+        if "$py" -m pytest --version >/dev/null 2>&1; then
+            export CHATTERD_PYTHON=$py
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Prints the apt packages that are missing, one per line. Extra package names are checked by command.
+_deps_missing() {
+    [[ -f /usr/include/postgresql/libpq-fe.h ]] || echo libpq-dev
+    [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
+    command -v pkg-config >/dev/null 2>&1 || echo pkg-config
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
+    command -v openssl >/dev/null 2>&1 || echo openssl
+    command -v curl >/dev/null 2>&1 || echo curl
+    command -v python3 >/dev/null 2>&1 || echo python3
+    _deps_find_pytest || echo python3-pytest
+    local extra
+    for extra in "$@"; do
+        command -v "$extra" >/dev/null 2>&1 || echo "$extra"
+    done
+}
+
+# Runs apt-get update (once per process) and installs the given packages.
+deps_apt_install() {
+    export DEBIAN_FRONTEND=noninteractive
+    # Wait for another apt run to release the lock instead of failing at once.
+    local apt=(apt-get -q -o DPkg::Lock::Timeout=600)
+    if [[ -z ${_DEPS_APT_UPDATED:-} ]]; then
+        "${apt[@]}" update >&2 || return 1
+        _DEPS_APT_UPDATED=1
+    fi
+    "${apt[@]}" install -y --no-install-recommends "$@" >&2
+}
+
+# Ensures every dependency is present; extra arguments name further commands whose apt package
+# has the same name (e.g. wrk). As root, installs what is missing; otherwise says how and fails.
+deps_ensure() {
+    _deps_find_swift || return 1
+    local missing
+    mapfile -t missing < <(_deps_missing "$@")
+    # The checks ran in a subshell; find pytest again here so CHATTERD_PYTHON reaches the caller.
+    (( ${#missing[@]} == 0 )) && { _deps_find_pytest; return; }
+    if ! is_root; then
+        printf 'error: missing packages: %s\n' "${missing[*]}" >&2
+        printf 'run:   sudo apt-get update && sudo apt-get install -y %s\n' "${missing[*]}" >&2
+        return 1
+    fi
+    log "installing ${missing[*]}"
+    deps_apt_install "${missing[@]}" || { printf 'error: apt-get install failed\n' >&2; return 1; }
+    mapfile -t missing < <(_deps_missing "$@")
+    if (( ${#missing[@]} > 0 )); then
+        printf 'error: still missing after apt-get install: %s\n' "${missing[*]}" >&2
+        return 1
+    fi
+    _deps_find_pytest
+}
