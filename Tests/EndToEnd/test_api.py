@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from pgsupport import psql
 from wire import build_request, pipeline
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -341,3 +342,34 @@ def test_metrics_expose_requests_latency_connections_and_pool(plain_server):
     assert any("pool" in n for n in names), names
     assert any("status" in labels or "code" in labels for n, labels, _ in after if "request" in n)
     assert getmaps_request_total(after) >= getmaps_request_total(before) + 1
+
+
+# --- the store is the database, not a per-process copy ----------------------------------------------
+
+def test_chatt_posted_through_one_server_is_visible_through_another(plain_server, tls_server, token):
+    for source, reader in ((tls_server, plain_server), (plain_server, tls_server)):
+        message = f"{token}-{source.tls}"
+        reader.get("/getmaps")  # let the reader cache what it has
+        assert_ok_empty_object(post_raw(source, "/postmaps", json.dumps({"name": "x", "message": message}).encode()))
+        for path in ("/getmaps", "/getchatts"):
+            _, rows = rows_of(reader, path)
+            assert len(rows_with(rows, message)) == 1, f"{path} on the other server misses a committed chatt"
+
+
+def test_row_written_by_another_database_client_is_served(plain_server, database_url, token):
+    plain_server.get("/getmaps")
+    psql(database_url, "INSERT INTO chatts (name, message, geodata) VALUES ('other', :'m', NULL);", {"m": token})
+    _, rows = rows_of(plain_server, "/getmaps")
+    assert [row[0] for row in rows_with(rows, token)] == ["other"]
+
+
+@pytest.mark.parametrize("text", ["x'); DROP TABLE chatts; --", "$1 $2 %s %n \\x00 '' \"\" ;", "' OR '1'='1"],
+                         ids=["drop-table", "placeholders", "or-true"])
+def test_sql_looking_text_is_stored_as_data(plain_server, token, text):
+    message = f"{token} {text}"
+    geodata = json.dumps([1, 2, text, text])
+    body = json.dumps({"name": text[:32], "message": message, "geodata": geodata}).encode()
+    assert_ok_empty_object(post_raw(plain_server, "/postmaps", body))
+    _, rows = rows_of(plain_server, "/getmaps")
+    [row] = rows_with(rows, message)
+    assert (row[0], row[4]) == (text[:32], geodata)

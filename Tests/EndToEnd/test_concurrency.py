@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import select
+import shutil
 import socket
 import threading
 import time
 
 import pytest
 
+from conftest import serve_args
 from pgsupport import message_counts
-from processes import wait_until
-from wire import Conn, ConnectionClosed, build_request, pipeline
+from processes import ChatterdProcess, free_port, wait_healthy, wait_until
+from wire import ConnectionClosed, Endpoint, build_request, pipeline
 
 
 def test_200_concurrent_posts_are_all_acknowledged_and_stored_once(tls_server, database_url, token):
@@ -95,12 +98,18 @@ def test_header_deadline_counts_from_the_first_byte_not_the_last(start_server):
     with server.connect(timeout=10) as conn:
         conn.send(b"GET /getmaps HTTP/1.1\r\nHost: x\r\n")
         started = time.monotonic()
+        # Keep dripping header lines until the server answers (408) or closes.
         while time.monotonic() - started < 6:
-            if not conn.try_send(b"X-Drip: 1\r\n"):
+            readable, _, _ = select.select([conn.sock], [], [], 0.25)
+            if readable or not conn.try_send(b"X-Drip: 1\r\n"):
                 break
-            time.sleep(0.25)
         elapsed = time.monotonic() - started
-        assert elapsed < 4, "trickled headers kept the connection alive past the header deadline"
+        assert elapsed < 4, "trickled headers kept the request alive past the header deadline"
+        try:
+            response = conn.read_response(timeout=2)
+            assert response.status == 408 and response.says_close, response
+        except ConnectionClosed:
+            pass
 
 
 def test_connection_flood_past_the_cap_is_survived(start_server):
@@ -176,3 +185,43 @@ def test_slow_reader_of_getmaps_does_not_block_others(plain_server):
         started = time.monotonic()
         assert plain_server.get("/healthz").status == 200
         assert time.monotonic() - started < 2
+
+
+def test_file_descriptor_exhaustion_neither_crashes_nor_spins(env, database_url):
+    if not shutil.which("prlimit"):
+        pytest.skip("prlimit not available")
+    port = free_port()
+    process = ChatterdProcess("prlimit", ["--nofile=64:64", env.binary,
+                                          *serve_args(env, port, database_url, None, ["--header-timeout", "30"])])
+    server = Endpoint("127.0.0.1", port, None, process)
+    idle = []
+    try:
+        process.wait_listening()
+        wait_healthy(server)
+        for _ in range(100):
+            try:
+                idle.append(socket.create_connection((server.host, server.port), timeout=2))
+            except OSError:
+                break
+        time.sleep(0.5)
+        cpu_before = process.cpu_seconds()
+        time.sleep(3)
+        spent = process.cpu_seconds() - cpu_before
+        assert process.alive(), process.log()
+        assert spent < 0.6, f"server used {spent:.2f}s CPU in 3s while out of file descriptors"
+        for sock in idle:
+            sock.close()
+        idle.clear()
+        assert wait_until(lambda: _healthy(server), 10), "did not recover once descriptors were free"
+    finally:
+        for sock in idle:
+            sock.close()
+        status = process.stop(10)
+        assert status == 0, process.log()
+
+
+def _healthy(server) -> bool:
+    try:
+        return server.get("/healthz", timeout=2).status == 200
+    except (OSError, AssertionError):
+        return False

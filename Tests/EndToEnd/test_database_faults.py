@@ -6,6 +6,8 @@ Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pgsupport import Cluster, count_message, message_counts, wait_for_cluster
+from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
 from processes import wait_until
 from wire import Response, error_reason
 
@@ -143,3 +145,26 @@ def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(sta
     assert count_message(cluster.url, token + "-after") == 1
     assert count_message(cluster.url, token + "-locked") == 0, "a 503 left a half-written chatt"
     assert server.get("/readyz").status == 200
+
+
+def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server, cluster, token):
+    server = start_server("--pool-size", "2", url=cluster.url)
+    assert server.post_json("/postchatt", {"name": "h", "message": token + "-before"}).status == 200
+    # Kill chatterd's database sessions, then freeze the postmaster: every reconnect now hangs.
+    psql(cluster.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid();")
+    postmaster = int((cluster.dir / "data" / "postmaster.pid").read_text().split()[0])
+    os.kill(postmaster, signal.SIGSTOP)
+    try:
+        response, seconds = timed(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-hung"},
+                                                           timeout=BOUND + 10))
+        assert seconds < BOUND, f"POST took {seconds:.1f}s against a hung database"
+        assert_unavailable(response)
+        ready, seconds = timed(lambda: server.get("/readyz", timeout=BOUND + 10))
+        assert seconds < BOUND and ready.status == 503, ready
+        assert server.get("/healthz").status == 200
+    finally:
+        os.kill(postmaster, signal.SIGCONT)
+    assert wait_until(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-after"},
+                                               timeout=BOUND + 5).status == 200, 15), "no recovery after SIGCONT"
+    assert count_message(cluster.url, token + "-before") == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -376,14 +377,6 @@ def test_plain_http_on_the_tls_port_is_closed(tls_server):
     assert tls_server.get("/healthz").status == 200
 
 
-def test_slow_client_split_into_single_bytes_is_served(plain_server, token):
-    raw = build_request("POST", "/postchatt", json.dumps({"name": "b", "message": token}).encode())
-    with plain_server.connect() as conn:
-        for index in range(len(raw)):
-            conn.send(raw[index:index + 1])
-        assert conn.read_response().status == 200
-
-
 def test_connection_closed_mid_request_does_not_store(plain_server, database_url, token):
     raw = build_request("POST", "/postchatt", json.dumps({"name": "b", "message": token}).encode())
     with plain_server.connect() as conn:
@@ -405,3 +398,57 @@ def test_second_response_on_keep_alive_after_an_ordinary_error(plain_server):
                 break
     assert statuses[:2] == [404, 422]
     assert statuses == [404, 422, 200] or len(statuses) == 2
+
+
+def test_client_streaming_an_oversized_body_still_reads_the_413(plain_server):
+    # The server must not reset the connection while unread body bytes arrive (lingering close),
+    # or the client loses the 413 it was sent.
+    size = 4 * 1024 * 1024
+    with plain_server.connect() as conn:
+        conn.send(build_request("POST", "/postchatt", headers=[("Content-Length", str(size))]))
+        conn.sock.settimeout(2)
+        sent = 0
+        chunk = b"x" * 65536
+        while sent < size and conn.try_send(chunk):
+            sent += len(chunk)
+        response = conn.read_response(timeout=10)
+        assert response.status == 413, response
+        assert response.says_close
+
+
+def test_pipelined_requests_are_answered_in_order_up_to_the_default_cap_of_1000(plain_server):
+    targets = ["/healthz", "/nope", "/"] * 334  # 1002 requests
+    raw = b"".join(build_request("GET", target) for target in targets)
+    with plain_server.connect(timeout=30) as conn:
+        sender = threading.Thread(target=conn.try_send, args=(raw,))
+        sender.start()
+        responses = []
+        while True:
+            try:
+                responses.append(conn.read_response(timeout=30))
+            except ConnectionClosed:
+                break
+        sender.join(30)
+    expected = {"/healthz": 200, "/nope": 404, "/": 200}
+    assert [r.status for r in responses] == [expected[t] for t in targets[:1000]]
+    assert responses[-1].says_close and not any(r.says_close for r in responses[:-1])
+
+
+@pytest.mark.parametrize("name", ["plain", "tls"])
+def test_request_split_into_single_bytes_is_served(request, name, token):
+    server = request.getfixturevalue(f"{name}_server")
+    raw = build_request("POST", "/postchatt", json.dumps({"name": "b", "message": token}).encode())
+    with server.connect() as conn:
+        for index in range(len(raw)):
+            conn.send(raw[index:index + 1])
+        assert conn.read_response().status == 200
+
+
+def test_chunked_body_and_expect_work_over_tls(tls_server, database_url, token):
+    body = json.dumps({"name": "t", "message": token}).encode()
+    with tls_server.connect() as conn:
+        conn.send(b"POST /postmaps HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assert conn.read_response().status == 100
+        conn.send(chunked(body, 5))
+        assert conn.read_response().status == 200
+    assert count_message(database_url, token) == 1
