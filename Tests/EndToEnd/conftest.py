@@ -1,0 +1,160 @@
+"""Session fixtures for the end-to-end suite: a fresh database, a test certificate, and two running
+chatterd servers (TLS and --plain-http) on it, plus a factory for extra servers with custom flags.
+
+Needs CHATTERD_BIN, CHATTERD_TEST_DATABASE_URL and CHATTERD_REPO; without them everything skips.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pgsupport import psql, with_database
+from processes import ChatterdProcess, client_context, free_port, make_certificate, wait_healthy
+from wire import Endpoint
+
+REQUIRED = ("CHATTERD_BIN", "CHATTERD_TEST_DATABASE_URL", "CHATTERD_REPO")
+
+
+def pytest_collection_modifyitems(config, items):
+    missing = [name for name in REQUIRED if not os.environ.get(name)]
+    if not missing:
+        return
+    marker = pytest.mark.skip(reason=f"end-to-end suite needs {', '.join(missing)} in the environment")
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(marker)
+
+
+@dataclass
+class Env:
+    binary: str
+    admin_url: str
+    repo: Path
+
+    @property
+    def migrations(self) -> Path:
+        return self.repo / "migrations"
+
+
+@dataclass
+class Certs:
+    directory: Path
+    cert: Path
+    key: Path
+
+
+@pytest.fixture(scope="session")
+def env() -> Env:
+    return Env(os.environ["CHATTERD_BIN"], os.environ["CHATTERD_TEST_DATABASE_URL"],
+               Path(os.environ["CHATTERD_REPO"]))
+
+
+@pytest.fixture(scope="session")
+def database_url(env):
+    """A fresh database with a random name; dropped at the end of the session."""
+    name = "e2e_" + uuid.uuid4().hex[:12]
+    psql(env.admin_url, f"CREATE DATABASE {name};")
+    yield with_database(env.admin_url, name)
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+
+
+@pytest.fixture(scope="session")
+def certs(tmp_path_factory) -> Certs:
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = make_certificate(directory)
+    return Certs(directory, cert, key)
+
+
+@pytest.fixture(scope="session")
+def tls_context(certs):
+    return client_context(certs.cert)
+
+
+def serve_args(env: Env, port: int, database_url: str, certs: Certs | None, flags) -> list[str]:
+    args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--database-url", database_url,
+            "--migrations", str(env.migrations)]
+    args += ["--cert", str(certs.cert), "--key", str(certs.key)] if certs else ["--plain-http"]
+    return args + [str(flag) for flag in flags]
+
+
+def launch(env: Env, database_url: str, certs: Certs | None, tls_context, flags=()) -> Endpoint:
+    """Starts chatterd on a free port and waits until /healthz answers."""
+    port = free_port()
+    process = ChatterdProcess(env.binary, serve_args(env, port, database_url, certs, flags))
+    endpoint = Endpoint("127.0.0.1", port, tls_context if certs else None, process)
+    try:
+        process.wait_listening()
+        wait_healthy(endpoint)
+    except Exception:
+        process.stop(timeout=5)
+        raise
+    return endpoint
+
+
+_session_servers: list[Endpoint] = []
+
+
+def _stop_and_check(endpoint: Endpoint) -> None:
+    process: ChatterdProcess = endpoint.process
+    assert process.alive(), f"chatterd died during the session:\n{process.log()}"
+    status = process.stop(timeout=15)
+    assert status == 0, f"chatterd exited with {status} after SIGTERM:\n{process.log()}"
+
+
+@pytest.fixture(scope="session")
+def plain_server(env, database_url, tls_context):
+    endpoint = launch(env, database_url, None, None)
+    _session_servers.append(endpoint)
+    yield endpoint
+    _stop_and_check(endpoint)
+
+
+@pytest.fixture(scope="session")
+def tls_server(env, database_url, certs, tls_context, plain_server):
+    # Started after plain_server so the two never run migrations at the same moment.
+    endpoint = launch(env, database_url, certs, tls_context)
+    _session_servers.append(endpoint)
+    yield endpoint
+    _stop_and_check(endpoint)
+
+
+@pytest.fixture(params=["plain", "tls"])
+def server(request):
+    """Each API test runs over plain HTTP and over TLS."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+@pytest.fixture(autouse=True)
+def _session_servers_survive():
+    """Fails the test during which a shared server died, so the culprit is named."""
+    yield
+    for endpoint in _session_servers:
+        process: ChatterdProcess = endpoint.process
+        assert process.alive(), f"shared chatterd died (status {process.popen.returncode}):\n{process.log()}"
+
+
+@pytest.fixture
+def start_server(env, database_url, certs, tls_context):
+    """Factory: start_server(*flags, tls=False, database_url=None) -> Endpoint; stopped after the test."""
+    started: list[Endpoint] = []
+
+    def start(*flags, tls: bool = False, url: str | None = None) -> Endpoint:
+        endpoint = launch(env, url or database_url, certs if tls else None, tls_context, flags)
+        started.append(endpoint)
+        return endpoint
+
+    yield start
+    for endpoint in started:
+        endpoint.process.stop(timeout=15)
+
+
+@pytest.fixture
+def token() -> str:
+    """A unique marker to put in messages, so a test finds exactly its own rows."""
+    return "e2e-" + uuid.uuid4().hex

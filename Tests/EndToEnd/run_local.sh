@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs the end-to-end suite against a release build, with a throwaway PostgreSQL cluster on port 5462.
+# Usage: Tests/EndToEnd/run_local.sh [pytest args...]   (from anywhere; builds nothing if CHATTERD_BIN is set)
+set -eu
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+port=${E2E_PG_PORT:-5462}
+bindir=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+[ -x "$bindir/pg_ctl" ] || bindir=/usr/lib/postgresql/15/bin
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+if [ -z "${CHATTERD_BIN:-}" ]; then
+    scratch=${E2E_SCRATCH:-/tmp/build-e2e}
+    swift build -c release --package-path "$repo" --scratch-path "$scratch" --product chatterd
+    CHATTERD_BIN="$scratch/release/chatterd"
+fi
+
+dir=$(mktemp -d /tmp/e2e-run-XXXX)
+[ "$(id -u)" = 0 ] && chown postgres "$dir"
+as_pg "$bindir/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
+as_pg "$bindir/pg_ctl" -D "$dir/data" -o "-k $dir -p $port -c listen_addresses=''" -l "$dir/log" -w start >/dev/null
+trap 'as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null; rm -rf "$dir"' EXIT
+
+export CHATTERD_BIN CHATTERD_REPO="$repo"
+export CHATTERD_TEST_DATABASE_URL="postgresql:///postgres?host=$dir&port=$port&user=postgres"
+cd "$repo" && python3 -m pytest -p no:cacheprovider Tests/EndToEnd "$@"

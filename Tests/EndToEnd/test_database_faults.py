@@ -1,0 +1,170 @@
+"""RELIABILITY.md §4: database outages and lock waits answer 503 with Retry-After, never hang or 500,
+recover without a restart, and never lose or duplicate an acknowledged chatt.
+
+Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
+from processes import wait_until
+from wire import Response, error_reason
+
+BOUND = 10.0  # no request may take longer than this, outage or not
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    try:
+        made = Cluster(port=5461)
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    made.start()
+    wait_for_cluster(made.url)
+    yield made
+    made.destroy()
+
+
+def assert_unavailable(response: Response) -> None:
+    assert response.status == 503, response
+    assert response.header("Retry-After"), "503 without Retry-After"
+    error_reason(response)
+
+
+def timed(call):
+    started = time.monotonic()
+    result = call()
+    return result, time.monotonic() - started
+
+
+@dataclass
+class Stream:
+    """Posts chatts with unique messages from a thread, recording every outcome."""
+
+    server: object
+    prefix: str
+    outcomes: list = field(default_factory=list)  # (message, status or error text, seconds)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        index = 0
+        while not self.stop.is_set():
+            message = f"{self.prefix}-{index:05d}"
+            index += 1
+            started = time.monotonic()
+            try:
+                response = self.server.post_json("/postmaps", {"name": "s", "message": message}, timeout=BOUND + 5)
+                status = response.status
+                if status == 503 and not response.header("Retry-After"):
+                    status = "503 without Retry-After"
+            except Exception as error:  # a hang or a dropped connection is a finding, not a crash of the test
+                status = repr(error)
+            self.outcomes.append((message, status, time.monotonic() - started))
+            time.sleep(0.01)
+
+    def count(self, status) -> int:
+        return sum(1 for _, s, _ in self.outcomes if s == status)
+
+
+def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(start_server, cluster, token):
+    server = start_server("--pool-size", "2", url=cluster.url)
+    stream = Stream(server, token)
+    thread = threading.Thread(target=stream.run, daemon=True)
+    thread.start()
+    try:
+        assert wait_until(lambda: stream.count(200) >= 20, 10), stream.outcomes[-5:]
+        cluster.stop("immediate")
+        before_outage = len(stream.outcomes)
+
+        response, seconds = timed(lambda: server.post_json("/postmaps", {"name": "o", "message": token + "-x"},
+                                                           timeout=BOUND + 5))
+        assert seconds < BOUND
+        assert_unavailable(response)
+        response, seconds = timed(lambda: server.get("/getmaps", timeout=BOUND + 5))
+        assert seconds < BOUND
+        assert_unavailable(response)
+        ready = server.get("/readyz", timeout=BOUND + 5)
+        assert (ready.status, ready.json()) == (503, {"status": "unavailable"})
+        assert server.get("/healthz").status == 200
+        assert wait_until(lambda: len(stream.outcomes) >= before_outage + 5, BOUND * 2)
+
+        cluster.start()
+        restarted = time.monotonic()
+        assert wait_until(lambda: server.get("/readyz", timeout=BOUND).status == 200, 10), "/readyz not back"
+        acked = stream.count(200)
+        assert wait_until(lambda: stream.count(200) >= acked + 10, 10), "posts did not recover"
+        assert time.monotonic() - restarted < 15
+    finally:
+        stream.stop.set()
+        thread.join(BOUND + 10)
+        if not cluster.is_running():
+            cluster.start()
+
+    odd = [(m, s, round(t, 2)) for m, s, t in stream.outcomes if s not in (200, 503) or t >= BOUND]
+    assert not odd, f"outcomes other than 200/503 within {BOUND}s: {odd[:10]}"
+    assert stream.count(503) > 0, "the stream never saw the outage"
+    stored = message_counts(cluster.url, token + "-0")
+    acknowledged = [m for m, s, _ in stream.outcomes if s == 200]
+    lost = [m for m in acknowledged if stored.get(m) != 1]
+    assert not lost, f"acknowledged chatts missing or duplicated: {lost[:10]}"
+    assert all(count == 1 for count in stored.values()), "a chatt was stored twice"
+
+
+def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(start_server, cluster, token):
+    server = start_server(url=cluster.url)
+    locker = subprocess.Popen(["psql", "-X", "-q", "-A", "-t", "-d", cluster.url], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        locker.stdin.write("BEGIN;\nLOCK TABLE chatts IN ACCESS EXCLUSIVE MODE;\nSELECT 'locked';\n")
+        locker.stdin.flush()
+        assert locker.stdout.readline().strip() == "locked"
+
+        response, seconds = timed(lambda: server.post_json("/postchatt", {"name": "l", "message": token + "-locked"},
+                                                           timeout=BOUND + 5))
+        assert_unavailable(response)
+        assert seconds < 8, f"POST under lock took {seconds:.1f}s (statement timeout is 5s)"
+        response, seconds = timed(lambda: server.get("/getmaps", timeout=BOUND + 5))
+        assert_unavailable(response)
+        assert seconds < 8
+    finally:
+        locker.stdin.write("COMMIT;\n\\q\n")
+        locker.stdin.flush()
+        locker.wait(10)
+
+    response, seconds = timed(lambda: server.post_json("/postchatt", {"name": "l", "message": token + "-after"}))
+    assert response.status == 200 and seconds < 5, response
+    assert count_message(cluster.url, token + "-after") == 1
+    assert count_message(cluster.url, token + "-locked") == 0, "a 503 left a half-written chatt"
+    assert server.get("/readyz").status == 200
+
+
+def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server, cluster, token):
+    server = start_server("--pool-size", "2", url=cluster.url)
+    assert server.post_json("/postchatt", {"name": "h", "message": token + "-before"}).status == 200
+    # Kill chatterd's database sessions, then freeze the postmaster: every reconnect now hangs.
+    psql(cluster.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid();")
+    postmaster = int((cluster.dir / "data" / "postmaster.pid").read_text().split()[0])
+    os.kill(postmaster, signal.SIGSTOP)
+    try:
+        response, seconds = timed(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-hung"},
+                                                           timeout=BOUND + 10))
+        assert seconds < BOUND, f"POST took {seconds:.1f}s against a hung database"
+        assert_unavailable(response)
+        ready, seconds = timed(lambda: server.get("/readyz", timeout=BOUND + 10))
+        assert seconds < BOUND and ready.status == 503, ready
+        assert server.get("/healthz").status == 200
+    finally:
+        os.kill(postmaster, signal.SIGCONT)
+    assert wait_until(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-after"},
+                                               timeout=BOUND + 5).status == 200, 15), "no recovery after SIGCONT"
+    assert count_message(cluster.url, token + "-before") == 1

@@ -1,0 +1,134 @@
+"""RELIABILITY.md §2: slow bodies, slow readers and a large /getmaps. Uses its own database, seeded with
+many chatts, so the shared one stays small."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pgsupport import psql, with_database
+from processes import wait_until
+from wire import ConnectionClosed, build_request
+
+SEEDED_ROWS = 20000
+
+
+@pytest.fixture(scope="module")
+def seeded_url(env):
+    """A separate database, migrated with `chatterd migrate` and holding SEEDED_ROWS chatts."""
+    name = "e2e_big_" + uuid.uuid4().hex[:10]
+    psql(env.admin_url, f"CREATE DATABASE {name};")
+    url = with_database(env.admin_url, name)
+    done = subprocess.run([env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    psql(url, f"""INSERT INTO chatts (name, message, geodata)
+                  SELECT 'seed' || (g % 97), 'seeded message number ' || g || ' with some padding text',
+                         '[42.2936,-83.7166,"North","walking"]'
+                  FROM generate_series(1, {SEEDED_ROWS}) AS g;""")
+    yield url
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+
+
+def rss_bytes(pid: int) -> int:
+    match = re.search(r"^VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+    assert match
+    return int(match.group(1)) * 1024
+
+
+def open_connections(server) -> int:
+    text = server.get("/metrics").body.decode()
+    match = re.search(r"^\w*open_connections\w* (\d+)", text, re.M)
+    assert match, "no open-connections gauge in /metrics"
+    return int(match.group(1))
+
+
+def non_reading_client(server, requests: int) -> socket.socket:
+    """A connection that asks for /getmaps `requests` times and never reads."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect, so the window stays small
+    sock.settimeout(2)
+    sock.connect((server.host, server.port))
+    try:
+        sock.sendall(build_request("GET", "/getmaps") * requests)
+    except OSError:
+        pass
+    return sock
+
+
+def test_slow_readers_do_not_each_cost_a_copy_of_getmaps(start_server, seeded_url):
+    server = start_server("--send-timeout", "30", url=seeded_url)
+    body = server.get("/getmaps", timeout=30).body
+    assert body.count(b"],[") + 1 >= SEEDED_ROWS
+    for _ in range(3):
+        server.get("/getmaps", timeout=30)
+    baseline = rss_bytes(server.process.pid)
+    hogs = [non_reading_client(server, 3) for _ in range(30)]
+    try:
+        time.sleep(1.5)
+        grown = rss_bytes(server.process.pid) - baseline
+        started = time.monotonic()
+        assert server.get("/healthz").status == 200
+        assert time.monotonic() - started < 2
+    finally:
+        for sock in hogs:
+            sock.close()
+    # 30 readers x 3 responses of ~len(body) each: a private copy per response would be ~90 x body.
+    assert grown < 10 * len(body), f"RSS grew {grown / 1e6:.1f} MB for 30 slow readers of a {len(body) / 1e6:.1f} MB body"
+
+
+def test_send_timeout_closes_a_reader_that_stops_reading(start_server, seeded_url):
+    server = start_server("--send-timeout", "1", url=seeded_url)
+    # More than the kernel's socket buffers can absorb (4 MiB send buffer here), so writes stall.
+    sock = non_reading_client(server, 4)
+    try:
+        assert open_connections(server) >= 2
+        assert wait_until(lambda: open_connections(server) == 1, 6), "stalled reader kept past the send timeout"
+    finally:
+        sock.close()
+
+
+def test_reset_in_the_middle_of_a_large_tls_response_is_survived(start_server, seeded_url):
+    server = start_server(url=seeded_url, tls=True)
+    for _ in range(30):
+        conn = server.connect()
+        conn.send(build_request("GET", "/getmaps"))
+        conn.sock.recv(1000)  # the response has started
+        conn.abort()
+    assert server.get("/healthz").status == 200
+    assert server.process.alive()
+
+
+def test_body_idle_timeout_ends_a_stalled_upload(start_server, database_url):
+    server = start_server("--body-timeout", "1", "--header-timeout", "30")
+    with server.connect() as conn:
+        conn.send(build_request("POST", "/postchatt", headers=[("Content-Length", "100")]) + b'{"name":')
+        started = time.monotonic()
+        try:
+            response = conn.read_response(timeout=6)
+            assert response.status == 408 and response.says_close, response
+            assert conn.closed_by_server()
+        except ConnectionClosed:
+            pass
+        assert time.monotonic() - started < 4
+
+
+def test_header_deadline_applies_to_a_later_request_on_the_connection(start_server):
+    server = start_server("--header-timeout", "1", "--keepalive-timeout", "30")
+    with server.connect() as conn:
+        conn.send(build_request("GET", "/healthz"))
+        assert conn.read_response().status == 200
+        conn.send(b"GET /healthz HTTP/1.1\r\n")
+        started = time.monotonic()
+        try:
+            response = conn.read_response(timeout=8)
+            assert response.status == 408, response
+        except ConnectionClosed:
+            pass
+        assert time.monotonic() - started < 4, "a half-sent second request got the keep-alive allowance"

@@ -1,0 +1,165 @@
+"""RELIABILITY.md §3: TLS versions, ALPN, failed handshakes, and refusing bad certificate/key files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import ssl
+import warnings
+
+import pytest
+
+from conftest import Certs, serve_args
+from processes import ChatterdProcess, free_port, make_certificate, wait_until
+from wire import Conn, build_request
+
+
+def context_for(cafile, version: ssl.TLSVersion | None = None, alpn: list[str] | None = None) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    if version is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.minimum_version = ctx.maximum_version = version
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    return ctx
+
+
+def client_hello(ctx: ssl.SSLContext) -> bytes:
+    """The ClientHello bytes `ctx` would send (raises SSLError if it can offer no protocol)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
+@pytest.mark.parametrize("version, name", [(ssl.TLSVersion.TLSv1_2, "TLSv1.2"), (ssl.TLSVersion.TLSv1_3, "TLSv1.3")],
+                         ids=["tls1.2", "tls1.3"])
+def test_modern_tls_versions_are_accepted(tls_server, certs, version, name):
+    with tls_server.connect(context=context_for(certs.cert, version)) as conn:
+        assert conn.sock.version() == name
+        conn.send(build_request("GET", "/healthz"))
+        assert conn.read_response().status == 200
+
+
+def test_tls11_is_refused(tls_server, certs):
+    ctx = context_for(certs.cert, ssl.TLSVersion.TLSv1_1)
+    ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+    try:
+        hello = client_hello(ctx)
+    except ssl.SSLError as error:
+        pytest.skip(f"local OpenSSL cannot offer TLS 1.1: {error}")
+    if len(hello) < 11 or hello[9:11] != b"\x03\x02":
+        pytest.skip("local OpenSSL does not offer TLS 1.1 in its ClientHello")
+    with pytest.raises((ssl.SSLError, ConnectionResetError)):
+        with tls_server.connect(context=ctx):
+            pass
+    assert tls_server.get("/healthz").status == 200
+
+
+def test_alpn_selects_http11(tls_server, certs):
+    with tls_server.connect(context=context_for(certs.cert, alpn=["h2", "http/1.1"])) as conn:
+        assert conn.sock.selected_alpn_protocol() == "http/1.1"
+
+
+def test_client_offering_only_h2_gets_no_h2(tls_server, certs):
+    try:
+        conn = tls_server.connect(context=context_for(certs.cert, alpn=["h2"]))
+    except (ssl.SSLError, ConnectionResetError):
+        return  # a fatal no_application_protocol alert is allowed (RFC 7301 §3.2)
+    with conn:
+        assert conn.sock.selected_alpn_protocol() is None
+        conn.send(build_request("GET", "/healthz"))
+        assert conn.read_response().status == 200
+
+
+def test_tls_server_uses_the_configured_certificate(tls_server, certs):
+    with tls_server.connect() as conn:
+        der = conn.sock.getpeercert(binary_form=True)
+    assert der == ssl.PEM_cert_to_DER_cert(certs.cert.read_text())
+
+
+def _garbage(server) -> None:
+    with socket.create_connection((server.host, server.port), timeout=5) as sock:
+        sock.sendall(b"\x16\x03\x01\x00\x30" + os.urandom(48))
+        _drain(sock)
+
+
+def _hello_then_close(server, hello: bytes, reset: bool) -> None:
+    conn = Conn(socket.create_connection((server.host, server.port), timeout=5))
+    conn.send(hello)
+    conn.abort() if reset else conn.close()
+
+
+def _connect_then_close(server) -> None:
+    socket.create_connection((server.host, server.port), timeout=5).close()
+
+
+def _drain(sock: socket.socket) -> None:
+    try:
+        while sock.recv(4096):
+            pass
+    except OSError:
+        pass
+
+
+def test_failed_handshakes_leak_no_file_descriptors(start_server, certs):
+    server = start_server("--handshake-timeout", "2", tls=True)
+    process: ChatterdProcess = server.process
+    assert server.get("/healthz").status == 200
+    baseline = process.fd_count()
+    hello = client_hello(context_for(certs.cert))
+    for index in range(200):
+        kind = index % 4
+        if kind == 0:
+            _garbage(server)
+        elif kind == 3:
+            _connect_then_close(server)
+        else:
+            _hello_then_close(server, hello, reset=(kind == 2))
+    assert server.get("/healthz").status == 200
+    settled = wait_until(lambda: process.fd_count() <= baseline + 3, 10)
+    assert settled, f"fds: baseline {baseline}, now {process.fd_count()}"
+    assert process.alive()
+
+
+STARTUP_FAILURES = ["missing-cert", "garbage-cert", "missing-key", "mismatched-key", "key-mode-0644",
+                    "key-mode-0640"]
+
+
+@pytest.mark.parametrize("case", STARTUP_FAILURES)
+def test_bad_certificate_or_key_refuses_to_start(env, database_url, certs, tmp_path, case):
+    cert, key = tmp_path / "c.crt", tmp_path / "c.key"
+    shutil.copy(certs.cert, cert)
+    shutil.copy(certs.key, key)
+    os.chmod(key, 0o600)
+    culprit = key
+    if case == "missing-cert":
+        cert.unlink()
+        culprit = cert
+    elif case == "garbage-cert":
+        cert.write_text("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")
+        culprit = cert
+    elif case == "missing-key":
+        key.unlink()
+    elif case == "mismatched-key":
+        _, other_key = make_certificate(tmp_path, "other")
+        shutil.copy(other_key, key)
+    elif case.startswith("key-mode-"):
+        os.chmod(key, int(case.rsplit("-", 1)[1], 8))
+    port = free_port()
+    process = ChatterdProcess(env.binary, serve_args(env, port, database_url, Certs(tmp_path, cert, key), []))
+    status = process.wait(15)
+    if status is None:
+        process.stop(5)
+        pytest.fail(f"chatterd started despite {case}:\n{process.log()}")
+    process.reader.join(2)
+    output = process.log()
+    assert status != 0, output
+    assert str(culprit) in output, f"message does not name {culprit}:\n{output}"
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
