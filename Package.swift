@@ -12,19 +12,21 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // A pthread-mutex-guarded value that ThreadSanitizer understands.
+        .target(name: "Locking"),
         // Pure HTTP/1.1: request decoding, response serialization, limits. No I/O.
         .target(name: "HTTPCore"),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking"]),
         // Pure chatt API: routing, validation, JSON, the repository protocol.
-        .target(name: "ChattAPI", dependencies: ["HTTPCore"]),
+        .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ"]),
-        .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore"]),
+        .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
+        .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
 
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI"]),
+        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
+        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
