@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Lets LibFuzzerDriver find libFuzzer's entry point with dlsym when the fuzzer runtime is linked in.
+let exportFuzzerDriver: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=LLVMFuzzerRunDriver"])]
+
 let package = Package(
     name: "chatterd",
     platforms: [.macOS(.v14)],
@@ -23,6 +26,15 @@ let package = Package(
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
         .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
+
+        // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
+        .target(name: "LibFuzzerDriver", path: "fuzz/driver"),
+        .executableTarget(
+            name: "FuzzHTTPRequest", dependencies: ["HTTPCore", "LibFuzzerDriver"], path: "fuzz/http-request",
+            exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
+        .executableTarget(
+            name: "FuzzChattBody", dependencies: ["HTTPCore", "ChattAPI", "LibFuzzerDriver"], path: "fuzz/chatt-body",
+            exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
 
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
