@@ -32,6 +32,7 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
             throw TLSError(
                 "private key \(configuration.privateKeyPath) does not match certificate \(configuration.certificatePath)")
         }
+        try Self.requireCurrent(SSL_CTX_get0_certificate(context), path: configuration.certificatePath)
         try configureProtocol()
     }
 
@@ -55,6 +56,17 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
     private static func requireReadable(_ path: String, what: String) throws(TLSError) {
         guard access(path, R_OK) == 0 else {
             throw TLSError("cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Clients reject a certificate outside its validity period, so starting with one would only fail later.
+    private static func requireCurrent(_ certificate: OpaquePointer?, path: String) throws(TLSError) {
+        guard let certificate else { throw TLSError("no certificate in \(path)") }
+        if X509_cmp_current_time(X509_get0_notAfter(certificate)) <= 0 {
+            throw TLSError("certificate \(path) has expired; make a new one with deploy/gen-cert.sh")
+        }
+        if X509_cmp_current_time(X509_get0_notBefore(certificate)) >= 0 {
+            throw TLSError("certificate \(path) is not valid yet")
         }
     }
 

@@ -60,6 +60,13 @@ import Testing
         #expect(error?.description.contains("does not match") == true)
     }
 
+    @Test func refusesAnExpiredCertificate() throws {
+        let expired = TLSConfiguration(
+            certificatePath: try certificate.makeExpiredCertificate(), privateKeyPath: certificate.keyPath)
+        let error = #expect(throws: TLSError.self) { try TLSContext(expired) }
+        #expect(error?.description.contains("expired.crt has expired") == true)
+    }
+
     @Test func refusesAMissingCertificate() throws {
         let missing = TLSConfiguration(certificatePath: "/nonexistent/c.crt", privateKeyPath: certificate.keyPath)
         let error = #expect(throws: TLSError.self) { try TLSContext(missing) }

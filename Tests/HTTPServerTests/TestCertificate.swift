@@ -27,6 +27,36 @@ struct TestCertificate {
         return path
     }
 
+    /// A self-signed certificate for this key that was valid only in January 2020
+    /// (`openssl req` cannot back-date; `openssl ca -selfsign` can).
+    func makeExpiredCertificate() throws -> String {
+        let work = directory.appendingPathComponent("expired-ca")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let request = work.appendingPathComponent("request.csr").path
+        let certificate = directory.appendingPathComponent("expired.crt").path
+        try Data().write(to: work.appendingPathComponent("index.txt"))
+        try Data("01\n".utf8).write(to: work.appendingPathComponent("serial"))
+        let config = """
+            [ca]
+            default_ca = d
+            [d]
+            database = \(work.path)/index.txt
+            serial = \(work.path)/serial
+            new_certs_dir = \(work.path)
+            default_md = sha256
+            policy = p
+            [p]
+            commonName = supplied
+            """
+        try Data(config.utf8).write(to: work.appendingPathComponent("ca.cnf"))
+        try Self.run("/usr/bin/openssl", ["req", "-new", "-key", keyPath, "-subj", "/CN=localhost", "-out", request])
+        try Self.run("/usr/bin/openssl", [
+            "ca", "-batch", "-config", work.appendingPathComponent("ca.cnf").path, "-selfsign", "-keyfile", keyPath,
+            "-in", request, "-startdate", "20200101000000Z", "-enddate", "20200201000000Z", "-out", certificate,
+        ])
+        return certificate
+    }
+
     static func run(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
