@@ -26,13 +26,14 @@ public final class PostgresChattRepository: ChattRepository {
     }
 
     // The wire forms are made by the server: `id::text` is the lower-case canonical UUID, and to_char renders
-    // UTC with exactly six fractional digits. `seq` is unique and indexed, so this reads in posting order.
+    // UTC with exactly six fractional digits. Oldest first: by time, then seq for the same microsecond
+    // (migrations/0002 explains why not seq alone); the chatts_time_seq_idx index serves this order.
     static let selectAllSQL = """
         SELECT seq, name, message, id::text AS id,
                to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS timestamp,
                geodata
         FROM chatts
-        ORDER BY seq
+        ORDER BY time, seq
         """
 
     /// Every chatt, oldest first in posting order, with each field in its wire form; the version is

@@ -6,11 +6,13 @@ import Testing
 extension DatabaseTests {
     @Suite struct MigratorTests {
         let directory = TestDatabase.migrationsDirectory
+        /// Every migration in migrations/, in order.
+        let allVersions = ["0001", "0002"]
 
         @Test func migrationsApplyAndAreRecorded() throws {
             try TestDatabase.with(migrated: false) { database throws in
                 let applied = try Migrator.migrate(conninfo: database.conninfo(), directory: directory)
-                #expect(applied.first == "0001")
+                #expect(applied == allVersions)
                 let recorded = try database.column(
                     "SELECT version FROM schema_migrations WHERE applied_at IS NOT NULL ORDER BY version")
                 #expect(recorded == applied.map { $0 })
@@ -29,7 +31,7 @@ extension DatabaseTests {
             try TestDatabase.with { database throws in
                 let again = try Migrator.migrate(conninfo: database.conninfo(), directory: directory)
                 #expect(again == [])
-                #expect(try database.column("SELECT count(*) FROM schema_migrations") == ["1"])
+                #expect(try database.column("SELECT count(*) FROM schema_migrations") == ["\(allVersions.count)"])
             }
         }
 
@@ -37,7 +39,7 @@ extension DatabaseTests {
             try TestDatabase.with(migrated: false) { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
-                #expect(try Migrator.migrate(pool: pool, directory: directory) == ["0001"])
+                #expect(try Migrator.migrate(pool: pool, directory: directory) == allVersions)
                 let state = try pool.withConnection { connection throws(StoreError) in
                     let result = try connection.query("""
                         SELECT current_setting('statement_timeout'),
@@ -54,6 +56,7 @@ extension DatabaseTests {
                 let outcomes = Locked<[Result<[String], StoreError>]>([])
                 let conninfo = database.conninfo()
                 let directory = directory
+                let allVersions = allVersions
                 onThreads(4) { _ in
                     let outcome = Result { () throws(StoreError) in
                         try Migrator.migrate(conninfo: conninfo, directory: directory)
@@ -61,13 +64,13 @@ extension DatabaseTests {
                     outcomes.withLock { $0.append(outcome) }
                 }
                 let applied = try outcomes.withLock { try $0.map { try $0.get() } }
-                #expect(applied.filter { $0 == ["0001"] }.count == 1)
+                #expect(applied.filter { $0 == allVersions }.count == 1)
                 #expect(applied.filter { $0 == [] }.count == 3)
-                #expect(try database.column("SELECT count(*) FROM schema_migrations") == ["1"])
+                #expect(try database.column("SELECT count(*) FROM schema_migrations") == ["\(allVersions.count)"])
             }
         }
 
-        @Test func seqOrderIsReadThroughTheUniqueIndex() throws {
+        @Test func feedOrdersAreReadThroughIndexes() throws {
             try TestDatabase.with { database throws in
                 _ = try database.column("""
                     INSERT INTO chatts (name, message) SELECT 'n', i::text FROM generate_series(1, 5000) AS i
@@ -77,6 +80,8 @@ extension DatabaseTests {
                 #expect(plan.contains { $0?.contains("Index Scan using chatts_seq_key") == true })
                 let unique = try database.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'chatts_seq_key'")
                 #expect(unique == ["CREATE UNIQUE INDEX chatts_seq_key ON public.chatts USING btree (seq)"])
+                let feed = try database.column("EXPLAIN SELECT name FROM chatts ORDER BY time, seq LIMIT 10")
+                #expect(feed.contains { $0?.contains("Index Scan using chatts_time_seq_idx") == true })
             }
         }
 
@@ -94,33 +99,33 @@ extension DatabaseTests {
         @Test func failingMigrationIsNamedAndLeavesNothingBehind() throws {
             let scratch = try ScratchDirectory(copying: directory)
             defer { scratch.remove() }
-            try scratch.write("0002_broken.sql", "CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table;\n")
+            try scratch.write("0099_broken.sql", "CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table;\n")
             try TestDatabase.with(migrated: false) { database throws in
                 let error = caught { () throws(StoreError) in
                     _ = try Migrator.migrate(conninfo: database.conninfo(), directory: scratch.path)
                 }
-                #expect(error?.code == .migrationFailed(file: "0002_broken.sql"))
+                #expect(error?.code == .migrationFailed(file: "0099_broken.sql"))
                 #expect(error?.sqlState == "42P01")
-                #expect(error?.description == "migration 0002_broken.sql failed")
-                #expect(try database.column("SELECT version FROM schema_migrations") == ["0001"])
+                #expect(error?.description == "migration 0099_broken.sql failed")
+                #expect(try database.column("SELECT version FROM schema_migrations ORDER BY version") == allVersions)
                 #expect(try database.column("SELECT to_regclass('half_done')::text") == [nil])
 
-                try scratch.write("0002_broken.sql", "CREATE TABLE half_done (x int);\n")
+                try scratch.write("0099_broken.sql", "CREATE TABLE half_done (x int);\n")
                 let applied = try Migrator.migrate(conninfo: database.conninfo(), directory: scratch.path)
-                #expect(applied == ["0002"])
+                #expect(applied == ["0099"])
             }
         }
 
         @Test func fileThatCommitsByItselfIsRefused() throws {
             let scratch = try ScratchDirectory(copying: directory)
             defer { scratch.remove() }
-            try scratch.write("0002_commits.sql", "CREATE TABLE t (x int); COMMIT;")
+            try scratch.write("0099_commits.sql", "CREATE TABLE t (x int); COMMIT;")
             try TestDatabase.with(migrated: false) { database throws in
                 let error = caught { () throws(StoreError) in
                     _ = try Migrator.migrate(conninfo: database.conninfo(), directory: scratch.path)
                 }
-                #expect(error?.code == .migrationFailed(file: "0002_commits.sql"))
-                #expect(try database.column("SELECT version FROM schema_migrations") == ["0001"])
+                #expect(error?.code == .migrationFailed(file: "0099_commits.sql"))
+                #expect(try database.column("SELECT version FROM schema_migrations ORDER BY version") == allVersions)
             }
         }
     }

@@ -172,6 +172,10 @@ extension DatabaseTests {
                 let expected = Set((0..<20).flatMap { thread in (0..<10).map { "\(thread)-\($0)" } })
                 #expect(Set(stored.map(\.message)) == expected)
                 #expect(Set(stored.map(\.id)).count == 200)
+                // Oldest first even when concurrent inserts take sequence numbers and timestamps in different orders
+                // (fixed-width UTC timestamps compare correctly as strings).
+                let timestamps = stored.map(\.timestamp)
+                #expect(timestamps == timestamps.sorted())
             }
         }
     }
