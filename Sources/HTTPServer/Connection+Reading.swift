@@ -76,13 +76,24 @@ extension Connection {
             send(response, to: request)
             return
         }
-        environment.handlerQueue.async {
-            let response = handler.respond(request)
-            self.queue.async {
-                handler.observe(request, response, Self.seconds(since: started))
-                self.send(response, to: request)
-            }
-        }
+        let accepted = environment.handlers.submit(
+            run: {
+                let response = handler.respond(request)
+                self.queue.async {
+                    handler.observe(request, response, Self.seconds(since: started))
+                    self.send(response, to: request)
+                }
+            },
+            expire: { self.queue.async { self.sendBusy(to: request, started: started) } })
+        if !accepted { sendBusy(to: request, started: started) }
+    }
+
+    /// 503 for a request that found every handler thread taken for too long, or the queue full.
+    private func sendBusy(to request: HTTPRequest, started: DispatchTime) {
+        let response = HTTPResponse.error(
+            .serviceUnavailable, "server busy", headers: HTTPHeaders([("Retry-After", "1")]))
+        environment.handler.observe(request, response, Self.seconds(since: started))
+        send(response, to: request)
     }
 
     private static func seconds(since start: DispatchTime) -> Double {

@@ -8,8 +8,8 @@ import Glibc
 struct ConnectionEnvironment: Sendable {
     let configuration: ServerConfiguration
     let handler: HTTPHandler
-    /// Where `handler.respond` runs, so a blocking handler never stalls an I/O queue.
-    let handlerQueue: DispatchQueue
+    /// Where `handler.respond` runs when it may block, so a blocking handler never stalls an I/O queue.
+    let handlers: HandlerPool
     let dates: DateCache
     /// Called once, on the connection's queue, after its socket is closed.
     let onClose: @Sendable (Connection) -> Void

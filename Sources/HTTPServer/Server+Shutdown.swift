@@ -23,6 +23,7 @@ extension Server {
     ) {
         let remaining = registry.withLock { Array($0.connections.values) }
         if remaining.isEmpty || (forced && .now() >= deadline) {
+            handlers.stop()
             completion()
             return
         }

@@ -13,7 +13,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
     private let log: @Sendable (String) -> Void
     let acceptQueue = DispatchQueue(label: "chatterd.accept")
     private let ioQueues: [DispatchQueue]
-    private let handlerQueue = DispatchQueue(label: "chatterd.handlers", attributes: .concurrent)
+    let handlers: HandlerPool
     private let dates = DateCache()
     private let handler: HTTPHandler
 
@@ -38,6 +38,9 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         self.log = log
         self.tls = try configuration.tls.map { try TLSContext($0) }
         self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
+        self.handlers = HandlerPool(
+            threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
+            maxWaitSeconds: configuration.maxQueueWaitSeconds)
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -92,7 +95,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
             transport = PlainTransport(fd: fd)
         }
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler, handlerQueue: handlerQueue, dates: dates,
+            configuration: configuration, handler: handler, handlers: handlers, dates: dates,
             onClose: { [weak self] connection in self?.closed(connection) })
         let id = registry.withLock { state in
             state.nextID += 1

@@ -23,6 +23,8 @@ extension ServeOptions {
         configuration.maxConnections = server.maxConnections
         configuration.maxRequestsPerConnection = server.maxRequestsPerConnection
         configuration.ioQueueCount = max(1, System.coreCount)
+        // One handler thread per database connection: more would only queue inside the pool.
+        configuration.handlerThreadCount = poolSize
         return configuration
     }
 }
