@@ -263,6 +263,23 @@ def test_head_returns_get_headers_without_a_body(server, path):
         assert head.header("Content-Length") == get.header("Content-Length")
 
 
+HEAD_ERRORS = {"not-found": ("/nope", 404), "wrong-method-postmaps": ("/postmaps", 405),
+               "wrong-method-postchatt": ("/postchatt/", 405), "not-found-below-route": ("/getmaps/x", 404)}
+
+
+@pytest.mark.parametrize("path, status", HEAD_ERRORS.values(), ids=HEAD_ERRORS.keys())
+def test_head_error_response_has_no_body_and_keeps_the_connection_in_sync(plain_server, path, status):
+    with plain_server.connect() as conn:
+        conn.send(build_request("HEAD", path) + build_request("GET", "/healthz"))
+        head = conn.read_response(head_request=True)
+        assert head.status == status, head
+        try:
+            after = conn.read_response(timeout=3)
+        except AssertionError as error:  # the HEAD response's body is being read as the next status line
+            raise AssertionError(f"HEAD {path} response carried a body: {error}") from None
+        assert (after.status, after.json()) == (200, {"status": "ok"})
+
+
 REQUESTS_FOR_HEADERS = {
     "getmaps": build_request("GET", "/getmaps"),
     "root": build_request("GET", "/"),
@@ -373,3 +390,10 @@ def test_sql_looking_text_is_stored_as_data(plain_server, token, text):
     _, rows = rows_of(plain_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert (row[0], row[4]) == (text[:32], geodata)
+
+
+def test_metrics_do_not_grow_a_series_per_unknown_path(plain_server, token):
+    for index in range(30):
+        plain_server.get(f"/{token}-{index}")
+    text = plain_server.get("/metrics").body.decode()
+    assert token not in text, "request paths leak into metric labels (unbounded cardinality)"

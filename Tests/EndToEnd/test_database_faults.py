@@ -17,7 +17,7 @@ import pytest
 
 from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
 from processes import wait_until
-from wire import Response, error_reason
+from wire import Response, build_request, error_reason
 
 BOUND = 10.0  # no request may take longer than this, outage or not
 
@@ -94,6 +94,10 @@ def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(star
         assert_unavailable(response)
         ready = server.get("/readyz", timeout=BOUND + 5)
         assert (ready.status, ready.json()) == (503, {"status": "unavailable"})
+        with server.connect() as conn:  # HEAD of a 503 carries no body either
+            conn.send(build_request("HEAD", "/getmaps") + build_request("GET", "/healthz"))
+            assert conn.read_response(head_request=True, timeout=BOUND).status == 503
+            assert conn.read_response(timeout=BOUND).status == 200, "HEAD 503 response carried a body"
         assert server.get("/healthz").status == 200
         assert wait_until(lambda: len(stream.outcomes) >= before_outage + 5, BOUND * 2)
 
@@ -168,3 +172,53 @@ def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server
     assert wait_until(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-after"},
                                                timeout=BOUND + 5).status == 200, 15), "no recovery after SIGCONT"
     assert count_message(cluster.url, token + "-before") == 1
+
+
+class TableLock:
+    """Another session holding ACCESS EXCLUSIVE on chatts until released."""
+
+    def __init__(self, url: str):
+        self.psql = subprocess.Popen(["psql", "-X", "-q", "-A", "-t", "-d", url], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.psql.stdin.write("BEGIN;\nLOCK TABLE chatts IN ACCESS EXCLUSIVE MODE;\nSELECT 'locked';\n")
+        self.psql.stdin.flush()
+        line = self.psql.stdout.readline().strip()
+        assert line == "locked", line
+
+    def release(self) -> None:
+        self.psql.stdin.write("COMMIT;\n\\q\n")
+        self.psql.stdin.flush()
+        self.psql.wait(10)
+
+
+def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_server, cluster, token):
+    # More requests than pool connections: those that get no connection must fail fast (pool wait),
+    # and those that do must fail at the statement timeout. Nothing may wait past the bound.
+    server = start_server(url=cluster.url)
+    assert server.post_json("/postchatt", {"name": "q", "message": token + "-warm"}).status == 200
+    outcomes: list = []
+
+    def post(index: int) -> None:
+        started = time.monotonic()
+        try:
+            response = server.post_json("/postchatt", {"name": "q", "message": f"{token}-{index}"}, timeout=40)
+            outcome = (response.status, response.header("Retry-After"))
+        except Exception as error:
+            outcome = (repr(error), None)
+        outcomes.append((index, *outcome, round(time.monotonic() - started, 1)))
+
+    lock = TableLock(cluster.url)
+    try:
+        threads = [threading.Thread(target=post, args=(i,)) for i in range(24)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        ready, ready_seconds = timed(lambda: server.get("/readyz", timeout=40))
+        for thread in threads:
+            thread.join(60)
+    finally:
+        lock.release()
+    slow = [o for o in outcomes if o[1] != 503 or not o[2] or o[3] >= BOUND]
+    assert not slow, f"(index, status, Retry-After, seconds) past {BOUND}s or not 503: {sorted(slow, key=lambda o: o[3])}"
+    assert ready.status == 503 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
+    assert server.post_json("/postchatt", {"name": "q", "message": token + "-after"}, timeout=BOUND).status == 200

@@ -254,6 +254,34 @@ def test_wrong_method_on_known_path_is_405_with_allow(plain_server, database_url
     assert count_chatts(database_url) == before
 
 
+BODY_ON_ERROR = {
+    "post-unknown-path": (b"POST", b"/nope", 404),
+    "post-get-route": (b"POST", b"/getmaps", 405),
+    "put-post-route": (b"PUT", b"/postmaps", 405),
+    "delete-root": (b"DELETE", b"/", 405),
+    "post-invalid-body": (b"POST", b"/postmaps", 422),
+}
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+@pytest.mark.parametrize("method, path, status", BODY_ON_ERROR.values(), ids=BODY_ON_ERROR.keys())
+def test_body_of_a_rejected_request_is_consumed_not_parsed(plain_server, method, path, status, framing):
+    # The body is a request; it must be skipped as body, whatever the status of the request carrying it.
+    smuggled = b"GET /nope-smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+    if framing == "chunked":
+        head, body = b"Transfer-Encoding: chunked\r\n", chunked(smuggled)
+    else:
+        head, body = b"Content-Length: %d\r\n" % len(smuggled), smuggled
+    raw = method + b" " + path + b" HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n" + body + PROBE
+    with plain_server.connect() as conn:
+        conn.send(raw)
+        first = conn.read_response()
+        assert first.status == status, first
+        if not first.says_close:
+            second = conn.read_response()
+            assert (second.status, second.json()) == (200, {"status": "ok"}), second
+
+
 # --- Expect -----------------------------------------------------------------------------------------
 
 def test_expect_100_continue_sends_100_then_reads_the_body(plain_server, database_url, token):

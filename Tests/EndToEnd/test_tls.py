@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import ssl
+import time
 import warnings
 
 import pytest
@@ -59,6 +60,32 @@ def test_tls11_is_refused(tls_server, certs):
         with tls_server.connect(context=ctx):
             pass
     assert tls_server.get("/healthz").status == 200
+
+
+@pytest.mark.parametrize("cipher, accepted", [("ECDHE-ECDSA-AES128-GCM-SHA256", True),
+                                               ("ECDHE-ECDSA-CHACHA20-POLY1305", True),
+                                               ("ECDHE-ECDSA-AES128-SHA", False),
+                                               ("ECDHE-ECDSA-AES256-SHA384", False)])
+def test_tls12_offers_only_aead_forward_secret_ciphers(tls_server, certs, cipher, accepted):
+    ctx = context_for(certs.cert, ssl.TLSVersion.TLSv1_2)
+    ctx.set_ciphers(cipher)
+    if accepted:
+        with tls_server.connect(context=ctx) as conn:
+            assert conn.sock.cipher()[0] == cipher
+    else:
+        with pytest.raises((ssl.SSLError, ConnectionResetError)):
+            tls_server.connect(context=ctx).close()
+
+
+def test_stalled_handshake_is_closed_at_the_handshake_deadline(start_server, certs):
+    server = start_server("--handshake-timeout", "1", tls=True)
+    hello = client_hello(context_for(certs.cert))
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(hello[: len(hello) // 2])
+        started = time.monotonic()
+        _drain(sock)
+        elapsed = time.monotonic() - started
+    assert elapsed < 4, f"half a ClientHello kept the connection for {elapsed:.1f}s"
 
 
 def test_alpn_selects_http11(tls_server, certs):
