@@ -27,6 +27,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
     private var listener: ListeningSocket?
     var acceptSource: (any DispatchSourceRead)?
     var acceptPaused = false
+    private var acceptFailing = false
 
     /// Loads the TLS context (if configured); throws if the certificate or key is unusable.
     public init(
@@ -66,10 +67,12 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
             }
             do {
                 guard let fd = try listener?.accept() else { return }
+                acceptFailing = false
                 open(fd)
             } catch {
-                // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener.
-                log("event=accept_failed error=\"\(error)\"")
+                // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener; log once per episode.
+                if !acceptFailing { log("event=accept_failed error=\"\(error)\" action=retry_every_500ms") }
+                acceptFailing = true
                 pauseAccepting()
                 acceptQueue.asyncAfter(deadline: .now() + 0.5) { self.resumeAccepting() }
                 return
