@@ -36,8 +36,11 @@ def cluster():
 
 def assert_unavailable(response: Response) -> None:
     assert response.status == 503, response
-    assert response.header("Retry-After"), "503 without Retry-After"
-    error_reason(response)
+    retry_after = response.header("Retry-After") or ""
+    assert retry_after.isdigit() or retry_after.endswith("GMT"), f"503 without a valid Retry-After: {retry_after!r}"
+    reason = error_reason(response)
+    leaks = ("/tmp", ".s.pgsql", "postgres", "sqlstate", "select ", "insert ", "libpq", "socket")
+    assert not any(leak in reason.lower() for leak in leaks), f"503 reason leaks internals: {reason!r}"
 
 
 def timed(call):
