@@ -397,3 +397,10 @@ def test_metrics_do_not_grow_a_series_per_unknown_path(plain_server, token):
         plain_server.get(f"/{token}-{index}")
     text = plain_server.get("/metrics").body.decode()
     assert token not in text, "request paths leak into metric labels (unbounded cardinality)"
+
+
+def test_empty_store_returns_empty_arrays(start_server, fresh_database):
+    server = start_server(url=fresh_database())
+    for path in ("/getmaps", "/getchatts"):
+        response = server.get(path)
+        assert (response.status, response.body.strip()) == (200, b"[]")

@@ -225,3 +225,24 @@ def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_s
     assert not slow, f"(index, status, Retry-After, seconds) past {BOUND}s or not 503: {sorted(slow, key=lambda o: o[3])}"
     assert ready.status == 503 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
     assert server.post_json("/postchatt", {"name": "q", "message": token + "-after"}, timeout=BOUND).status == 200
+
+
+def test_terminated_database_sessions_are_replaced_without_500s(start_server, cluster, token):
+    server = start_server("--pool-size", "4", url=cluster.url)
+    threads = [threading.Thread(target=server.get, args=("/getmaps",)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(BOUND)
+    psql(cluster.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid();")
+    statuses = []
+    for index in range(10):
+        response = server.post_json("/postchatt", {"name": "t", "message": f"{token}-{index}"}, timeout=BOUND)
+        statuses.append(response.status)
+        if response.status == 503:
+            assert_unavailable(response)
+    assert set(statuses) <= {200, 503}, statuses
+    assert statuses[-5:] == [200] * 5, statuses
+    stored = message_counts(cluster.url, token)
+    assert all(stored.get(f"{token}-{i}") == 1 for i, s in enumerate(statuses) if s == 200), stored

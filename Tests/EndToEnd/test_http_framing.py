@@ -365,6 +365,23 @@ def test_http10_keep_alive_persists(plain_server):
             assert "keep-alive" in response.tokens("Connection"), "1.0 client cannot know the connection persists"
 
 
+CLOSING_FIRST = {
+    "http11-connection-close": build_request("GET", "/healthz", headers=[("Connection", "close")]),
+    "http10-default": b"GET /healthz HTTP/1.0\r\n\r\n",
+    "error-with-connection-close": build_request("POST", "/postchatt", b"{", headers=[("Connection", "close")]),
+}
+
+
+@pytest.mark.parametrize("first", CLOSING_FIRST.values(), ids=CLOSING_FIRST.keys())
+def test_request_pipelined_after_a_closing_one_is_never_executed(plain_server, database_url, token, first):
+    raw = first + build_request("POST", "/postchatt", json.dumps({"name": "c", "message": token}).encode())
+    responses, conn = pipeline(plain_server, raw, 2)
+    closed = conn.closed_by_server()
+    conn.close()
+    assert len(responses) == 1 and responses[0].says_close and closed, responses
+    assert count_message(database_url, token) == 0
+
+
 def test_get_with_a_body_never_parses_the_body_as_a_request(plain_server):
     # The body looks like a request: if it were parsed as one, /nope would answer 404.
     smuggled = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
