@@ -7,6 +7,7 @@ Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -41,6 +42,16 @@ def assert_unavailable(response: Response) -> None:
     reason = error_reason(response)
     leaks = ("/tmp", ".s.pgsql", "postgres", "sqlstate", "select ", "insert ", "libpq", "socket")
     assert not any(leak in reason.lower() for leak in leaks), f"503 reason leaks internals: {reason!r}"
+
+
+def assert_pool_settles(server) -> None:
+    """Once idle, no database connection may stay checked out (a leak would starve the pool)."""
+    def idle() -> bool:
+        text = server.get("/metrics").body.decode()
+        match = re.search(r"^\w*pool\w*in_use\w* (\d+)", text, re.M)
+        assert match, "no pool in-use gauge in /metrics"
+        return int(match.group(1)) == 0
+    assert wait_until(idle, 5), "database connections still checked out while idle"
 
 
 def timed(call):
@@ -124,6 +135,7 @@ def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(star
     lost = [m for m in acknowledged if stored.get(m) != 1]
     assert not lost, f"acknowledged chatts missing or duplicated: {lost[:10]}"
     assert all(count == 1 for count in stored.values()), "a chatt was stored twice"
+    assert_pool_settles(server)
 
 
 def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(start_server, cluster, token):
@@ -152,6 +164,7 @@ def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(sta
     assert count_message(cluster.url, token + "-after") == 1
     assert count_message(cluster.url, token + "-locked") == 0, "a 503 left a half-written chatt"
     assert server.get("/readyz").status == 200
+    assert_pool_settles(server)
 
 
 def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server, cluster, token):
@@ -175,6 +188,7 @@ def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server
     assert wait_until(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-after"},
                                                timeout=BOUND + 5).status == 200, 15), "no recovery after SIGCONT"
     assert count_message(cluster.url, token + "-before") == 1
+    assert_pool_settles(server)
 
 
 class TableLock:
@@ -225,6 +239,7 @@ def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_s
     assert not slow, f"(index, status, Retry-After, seconds) past {BOUND}s or not 503: {sorted(slow, key=lambda o: o[3])}"
     assert ready.status == 503 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
     assert server.post_json("/postchatt", {"name": "q", "message": token + "-after"}, timeout=BOUND).status == 200
+    assert_pool_settles(server)
 
 
 def test_terminated_database_sessions_are_replaced_without_500s(start_server, cluster, token):
@@ -246,3 +261,6 @@ def test_terminated_database_sessions_are_replaced_without_500s(start_server, cl
     assert statuses[-5:] == [200] * 5, statuses
     stored = message_counts(cluster.url, token)
     assert all(stored.get(f"{token}-{i}") == 1 for i, s in enumerate(statuses) if s == 200), stored
+    assert_pool_settles(server)
+
+
