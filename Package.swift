@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Lets LibFuzzerDriver find libFuzzer's entry point with dlsym when the fuzzer runtime is linked in.
+let exportFuzzerDriver: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=LLVMFuzzerRunDriver"])]
+
 let package = Package(
     name: "chatterd",
     platforms: [.macOS(.v14)],
@@ -12,19 +15,30 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // A pthread-mutex-guarded value that ThreadSanitizer understands.
+        .target(name: "Locking"),
         // Pure HTTP/1.1: request decoding, response serialization, limits. No I/O.
         .target(name: "HTTPCore"),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking"]),
         // Pure chatt API: routing, validation, JSON, the repository protocol.
-        .target(name: "ChattAPI", dependencies: ["HTTPCore"]),
+        .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ"]),
-        .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore"]),
+        .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
+        .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
+
+        // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
+        .target(name: "LibFuzzerDriver", path: "fuzz/driver"),
+        .executableTarget(
+            name: "FuzzHTTPRequest", dependencies: ["HTTPCore", "LibFuzzerDriver"], path: "fuzz/http-request",
+            exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
+        .executableTarget(
+            name: "FuzzChattBody", dependencies: ["HTTPCore", "ChattAPI", "LibFuzzerDriver"], path: "fuzz/chatt-body",
+            exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
 
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI"]),
+        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
+        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The last encoded `/getmaps` and `/getchatts` bodies with the store version they show. While the
 /// version is unchanged every request shares one body: no re-read, no re-encode, no copy per connection.
@@ -7,7 +7,7 @@ final class ChattFeedCache: Sendable {
         case maps, chatts
     }
 
-    private let entries = Mutex<[Feed: (version: ChattsVersion, body: [UInt8])]>([:])
+    private let entries = Locked<[Feed: (version: ChattsVersion, body: [UInt8])]>([:])
 
     /// The cached body of `feed` if it was made at `version`.
     func body(_ feed: Feed, at version: ChattsVersion) -> [UInt8]? {

@@ -1,3 +1,4 @@
+import Locking
 import Dispatch
 
 /// A fixed number of lazily opened PostgreSQL connections, each lent to one caller at a time.

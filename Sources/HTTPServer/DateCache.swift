@@ -1,12 +1,12 @@
 import HTTPCore
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The current `Date` header value, formatted at most once per second.
 final class DateCache: Sendable {
-    private let cached = Mutex<(second: Int, text: String)>((-1, ""))
+    private let cached = Locked<(second: Int, text: String)>((-1, ""))
 
     var now: String {
         let second = time(nil)

@@ -1,13 +1,13 @@
 import Dispatch
 import HTTPCore
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Accepts connections and spreads them over serial I/O queues; owns the listener, the set of
 /// open connections, and graceful shutdown. Nothing else.
-public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Mutex) or confined to `acceptQueue`
+public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Locked) or confined to `acceptQueue`
     private let configuration: ServerConfiguration
     private let tls: TLSContext?
     private let log: @Sendable (String) -> Void
@@ -21,7 +21,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         var connections: [Int: Connection] = [:]
         var nextID = 0
     }
-    let registry = Mutex(Registry())
+    let registry = Locked(Registry())
 
     // Confined to acceptQueue.
     private var listener: ListeningSocket?

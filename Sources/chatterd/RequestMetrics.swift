@@ -1,5 +1,5 @@
 import HTTPCore
-import Synchronization
+import Locking
 
 /// Counts requests by route and status and keeps a latency histogram, for `/metrics`.
 final class RequestMetrics: Sendable {
@@ -16,7 +16,7 @@ final class RequestMetrics: Sendable {
         var count = 0
         var sum = 0.0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func record(_ request: HTTPRequest?, _ response: HTTPResponse, seconds: Double) {
         let key = "\(Self.route(of: request))|\(response.status.code)"

@@ -1,5 +1,5 @@
 import ChattAPI
-import Synchronization
+import Locking
 
 /// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
 final class InMemoryChattRepository: ChattRepository {
@@ -9,7 +9,7 @@ final class InMemoryChattRepository: ChattRepository {
         var snapshotReads = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(_ chatts: [StoredChatt] = []) {
         state.withLock { $0.chatts = chatts }

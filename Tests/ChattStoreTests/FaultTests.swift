@@ -1,3 +1,4 @@
+import Locking
 import ChattAPI
 import Foundation
 import Testing

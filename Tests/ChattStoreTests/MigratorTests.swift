@@ -1,3 +1,4 @@
+import Locking
 import Foundation
 import Testing
 @testable import ChattStore

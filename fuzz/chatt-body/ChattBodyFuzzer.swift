@@ -1,19 +1,8 @@
 // libFuzzer target: the strict JSON parser, `/postmaps` and `/postchatt` body validation, geodata parsing and
 // the row encoder, checked against invariants with `precondition` (a failed one is a crash libFuzzer keeps).
-//
-// Uses only public API, so it builds either way:
-// - one module from this file plus the directories in `sources`; ChattAPI's own `import HTTPCore` then needs the
-//   module to be called HTTPCore (Swift ignores, with a warning, an import of the module being compiled):
-//   swiftc -sanitize=fuzzer,address -parse-as-library -module-name HTTPCore \
-//     fuzz/chatt-body/*.swift Sources/HTTPCore/*.swift Sources/ChattAPI/*.swift -o /tmp/fuzz-chatt-body
-// - or against HTTPCore and ChattAPI built as separate modules (`-I` to their .swiftmodule files).
-// Run: SWIFT_BACKTRACE=enable=no /tmp/fuzz-chatt-body -dict=fuzz/chatt-body/dict -max_total_time=60 <corpus copy>
-#if canImport(HTTPCore)
-    import HTTPCore
-#endif
-#if canImport(ChattAPI)
-    import ChattAPI
-#endif
+// The SwiftPM product FuzzChattBody; build and run it with fuzz/run.sh chatt-body SECONDS.
+import ChattAPI
+import HTTPCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func chattBodyFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
