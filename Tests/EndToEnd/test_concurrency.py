@@ -245,3 +245,36 @@ def _healthy(server) -> bool:
         return server.get("/healthz", timeout=2).status == 200
     except (OSError, AssertionError):
         return False
+
+
+@pytest.mark.parametrize("name", ["plain", "tls"])
+def test_idle_server_uses_no_cpu(request, name):
+    server = request.getfixturevalue(f"{name}_server")
+    with server.connect() as conn:  # one idle keep-alive connection too
+        conn.send(build_request("GET", "/healthz"))
+        conn.read_response()
+        before = server.process.cpu_seconds()
+        time.sleep(2)
+        spent = server.process.cpu_seconds() - before
+    assert spent < 0.2, f"idle server used {spent:.2f}s CPU in 2s"
+
+
+def test_file_descriptors_return_to_baseline_after_mixed_load(start_server, token):
+    server = start_server(tls=True)
+    server.get("/getmaps")
+    baseline = server.process.fd_count()
+    for index in range(150):
+        conn = server.connect()
+        if index % 3 == 0:
+            conn.send(build_request("POST", "/postchatt", json.dumps({"name": "f", "message": token}).encode()))
+            conn.read_response()
+            conn.close()
+        elif index % 3 == 1:
+            conn.send(build_request("GET", "/getmaps"))
+            conn.abort()
+        else:
+            conn.send(b"GET /getmaps HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
+            conn.read_response()
+            conn.close()
+    assert wait_until(lambda: server.process.fd_count() <= baseline + 2, 5), \
+        f"fds: baseline {baseline}, now {server.process.fd_count()}"

@@ -6,6 +6,7 @@ Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -264,3 +265,22 @@ def test_terminated_database_sessions_are_replaced_without_500s(start_server, cl
     assert_pool_settles(server)
 
 
+
+
+def test_sigterm_while_a_request_waits_on_the_database_exits_zero_in_time(start_server, cluster, token):
+    server = start_server("--drain-timeout", "2", url=cluster.url)
+    assert server.get("/getmaps").status == 200
+    lock = TableLock(cluster.url)
+    try:
+        conn = server.connect()
+        conn.send(build_request("POST", "/postchatt", json.dumps({"name": "w", "message": token}).encode()))
+        time.sleep(0.5)  # the insert is now waiting for the lock
+        server.process.signal(signal.SIGTERM)
+        started = time.monotonic()
+        status = server.process.wait(timeout=10)
+        elapsed = time.monotonic() - started
+        conn.close()
+    finally:
+        lock.release()
+    assert status == 0, f"exit status {status} (None = still running)\n{server.process.log()}"
+    assert elapsed < 4.5, f"took {elapsed:.1f}s with a 2s drain deadline"

@@ -79,6 +79,8 @@ FRAMING_ERRORS = {
     "chunk-size-bare-lf": (chunk_body(b"20\n"), 400),
     "chunk-size-bare-cr": (chunk_body(b"20\r"), 400),
     "chunk-huge-extension": (chunk_body(b"20;" + b"e" * 100_000 + b"\r\n"), (400, 413, 431)),
+    "chunk-huge-trailers": (chunk_body(b"20\r\n", after=b"\r\n0\r\n" + b"X-T: t\r\n" * 12_000 + b"\r\n"),
+                            (400, 413, 431)),
     # Header syntax.
     "obs-fold": (b"GET /getmaps HTTP/1.1\r\nHost: x\r\nX-Foo: a\r\n b\r\n\r\n", 400),
     "obs-fold-tab": (b"GET /getmaps HTTP/1.1\r\nHost: x\r\nX-Foo: a\r\n\tb\r\n\r\n", 400),

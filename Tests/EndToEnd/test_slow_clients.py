@@ -4,6 +4,7 @@ many chatts, so the shared one stays small."""
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -167,3 +168,18 @@ def test_many_pipelined_requests_in_one_tls_write_are_all_answered(start_server,
         conn.send(raw)
         statuses = [conn.read_response(timeout=30).status for _ in range(60)]
     assert statuses == [200] * 60
+
+
+def test_sigterm_with_a_stalled_reader_exits_zero_at_the_drain_deadline(start_server, seeded_url):
+    server = start_server("--drain-timeout", "2", "--send-timeout", "30", url=seeded_url)
+    sock = non_reading_client(server, 4)
+    try:
+        assert open_connections(server) >= 2
+        server.process.signal(signal.SIGTERM)
+        started = time.monotonic()
+        status = server.process.wait(timeout=8)
+        elapsed = time.monotonic() - started
+    finally:
+        sock.close()
+    assert status == 0, f"exit status {status} (None = still running)\n{server.process.log()}"
+    assert elapsed < 4.5, f"took {elapsed:.1f}s with a 2s drain deadline"

@@ -6,13 +6,14 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
 import time
 import warnings
 
 import pytest
 
 from conftest import Certs, serve_args
-from processes import ChatterdProcess, free_port, make_certificate, wait_until
+from processes import ChatterdProcess, free_port, make_certificate, make_expired_certificate, wait_until
 from wire import Conn, build_request
 
 
@@ -154,8 +155,8 @@ def test_failed_handshakes_leak_no_file_descriptors(start_server, certs):
     assert process.alive()
 
 
-STARTUP_FAILURES = ["missing-cert", "garbage-cert", "missing-key", "mismatched-key", "key-mode-0644",
-                    "key-mode-0640"]
+STARTUP_FAILURES = ["missing-cert", "garbage-cert", "expired-cert", "missing-key", "mismatched-key",
+                    "encrypted-key", "key-mode-0644", "key-mode-0640"]
 
 
 @pytest.mark.parametrize("case", STARTUP_FAILURES)
@@ -171,8 +172,16 @@ def test_bad_certificate_or_key_refuses_to_start(env, database_url, certs, tmp_p
     elif case == "garbage-cert":
         cert.write_text("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")
         culprit = cert
+    elif case == "expired-cert":
+        expired_cert, expired_key = make_expired_certificate(tmp_path)
+        shutil.copy(expired_cert, cert)
+        shutil.copy(expired_key, key)
+        culprit = cert
     elif case == "missing-key":
         key.unlink()
+    elif case == "encrypted-key":
+        subprocess.run(["openssl", "pkey", "-in", str(certs.key), "-aes256", "-passout", "pass:secret",
+                        "-out", str(key)], check=True, capture_output=True)
     elif case == "mismatched-key":
         _, other_key = make_certificate(tmp_path, "other")
         shutil.copy(other_key, key)
@@ -190,3 +199,24 @@ def test_bad_certificate_or_key_refuses_to_start(env, database_url, certs, tmp_p
     assert str(culprit) in output, f"message does not name {culprit}:\n{output}"
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_slow_tls_handshakes_do_not_stall_other_clients(tls_server, certs):
+    hello = client_hello(context_for(certs.cert))
+    slow = [socket.create_connection((tls_server.host, tls_server.port), timeout=5) for _ in range(50)]
+    try:
+        worst = 0.0
+        for step in range(10):
+            for sock in slow:
+                try:
+                    sock.sendall(hello[step:step + 1])
+                except OSError:
+                    pass
+            started = time.monotonic()
+            assert tls_server.get("/healthz", timeout=5).status == 200
+            worst = max(worst, time.monotonic() - started)
+            time.sleep(0.1)
+        assert worst < 2.0, f"a TLS request took {worst:.2f}s while 50 handshakes trickled in"
+    finally:
+        for sock in slow:
+            sock.close()
