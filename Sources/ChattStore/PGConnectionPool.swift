@@ -1,5 +1,5 @@
-import Locking
 import Dispatch
+import Locking
 
 /// A fixed number of lazily opened PostgreSQL connections, each lent to one caller at a time.
 ///

@@ -1,6 +1,6 @@
-import Locking
 import ChattAPI
 import Foundation
+import Locking
 import Testing
 @testable import ChattStore
 

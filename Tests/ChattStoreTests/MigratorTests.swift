@@ -1,5 +1,5 @@
-import Locking
 import Foundation
+import Locking
 import Testing
 @testable import ChattStore
 
