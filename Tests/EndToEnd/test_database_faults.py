@@ -19,7 +19,8 @@ import pytest
 
 from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
 from processes import wait_until
-from wire import Response, build_request, error_reason
+from contract import error_reason
+from wire import Response, build_request
 
 BOUND = 10.0  # no request may take longer than this, outage or not
 

@@ -220,3 +220,22 @@ def test_slow_tls_handshakes_do_not_stall_other_clients(tls_server, certs):
     finally:
         for sock in slow:
             sock.close()
+
+
+def test_plain_http_on_the_tls_port_is_closed(tls_server):
+    with socket.create_connection((tls_server.host, tls_server.port), timeout=10) as sock:
+        sock.sendall(build_request("GET", "/healthz"))
+        received = b""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                chunk = sock.recv(4096)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        else:
+            pytest.fail("TLS port kept a plain-HTTP connection open")
+    assert b" 200 " not in received.split(b"\r\n")[0], received
+    assert tls_server.get("/healthz").status == 200
