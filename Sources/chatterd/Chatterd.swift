@@ -37,7 +37,7 @@ enum Chatterd {
             let applied = try Migrator.migrate(pool: pool, directory: directory)
             Log.write("event=migrated applied=\(applied.count) versions=\(applied.joined(separator: ","))")
         } catch {
-            fail("migration failed: \(error)", status: 1)
+            fail("migration failed: \(String(reflecting: error))", status: 1)
         }
     }
 
@@ -45,13 +45,14 @@ enum Chatterd {
         // OpenSSL writes with write(): a client resetting mid-response must not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let pool = PGConnectionPool(conninfo: resolvedConninfo(options.databaseURL), size: options.poolSize)
+        // The certificate and key are checked first: a configuration error should not wait on the database.
+        let server = makeServer(options, pool: pool)
         do {
             let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
             if !applied.isEmpty { Log.write("event=migrated versions=\(applied.joined(separator: ","))") }
         } catch {
-            fail("migration failed: \(error)", status: 1)
+            fail("migration failed: \(String(reflecting: error))", status: 1)
         }
-        let server = makeServer(options, pool: pool)
         let port: UInt16
         do {
             port = try server.start()
