@@ -158,3 +158,19 @@ def start_server(env, database_url, certs, tls_context):
 def token() -> str:
     """A unique marker to put in messages, so a test finds exactly its own rows."""
     return "e2e-" + uuid.uuid4().hex
+
+
+@pytest.fixture
+def fresh_database(env):
+    """Factory: fresh_database() -> URL of a new empty database; all are dropped after the test."""
+    names: list[str] = []
+
+    def make() -> str:
+        name = "e2e_fresh_" + uuid.uuid4().hex[:10]
+        psql(env.admin_url, f"CREATE DATABASE {name};")
+        names.append(name)
+        return with_database(env.admin_url, name)
+
+    yield make
+    for name in names:
+        psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")

@@ -33,6 +33,25 @@ def make_certificate(directory: Path, name: str = "chatterd") -> tuple[Path, Pat
     return cert, key
 
 
+def make_expired_certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate valid only in January 2020 (`openssl ca` can back-date; `req` cannot)."""
+    work = directory / "expired-ca"
+    work.mkdir()
+    key, csr, cert = work / "key.pem", work / "req.csr", directory / "expired.crt"
+    (work / "index.txt").touch()
+    (work / "serial").write_text("01\n")
+    (work / "ca.cnf").write_text(
+        f"[ca]\ndefault_ca = d\n[d]\ndatabase = {work}/index.txt\nserial = {work}/serial\n"
+        f"new_certs_dir = {work}\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n")
+    subprocess.run(["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(csr)], check=True, capture_output=True)
+    subprocess.run(["openssl", "ca", "-batch", "-config", str(work / "ca.cnf"), "-selfsign", "-keyfile", str(key),
+                    "-in", str(csr), "-startdate", "20200101000000Z", "-enddate", "20200201000000Z",
+                    "-out", str(cert)], check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    return cert, key
+
+
 def client_context(cafile: Path) -> ssl.SSLContext:
     """A client context trusting only the test certificate."""
     ctx = ssl.create_default_context(cafile=str(cafile))

@@ -22,4 +22,6 @@ trap 'as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null; rm -rf "
 
 export CHATTERD_BIN CHATTERD_REPO="$repo"
 export CHATTERD_TEST_DATABASE_URL="postgresql:///postgres?host=$dir&port=$port&user=postgres"
-cd "$repo" && python3 -m pytest -p no:cacheprovider Tests/EndToEnd "$@"
+# Run the whole suite unless a test path was given.
+case " $* " in *" Tests/"*) ;; *) set -- "$@" Tests/EndToEnd ;; esac
+cd "$repo" && python3 -m pytest -p no:cacheprovider "$@"

@@ -44,6 +44,26 @@ def test_200_concurrent_posts_are_all_acknowledged_and_stored_once(tls_server, d
     assert len(stored) == count and set(stored.values()) == {1}, {m: n for m, n in stored.items() if n != 1}
 
 
+def test_concurrent_posts_come_back_oldest_first(plain_server, token):
+    # Rows are served "oldest first, in posting order": their timestamps must never go backwards.
+    def post_many(worker: int) -> None:
+        with plain_server.connect() as conn:
+            for index in range(20):
+                body = json.dumps({"name": "o", "message": f"{token}-{worker:02d}-{index:02d}"}).encode()
+                conn.send(build_request("POST", "/postchatt", body))
+                assert conn.read_response().status == 200
+
+    threads = [threading.Thread(target=post_many, args=(w,)) for w in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    rows = [row for row in plain_server.get("/getmaps").json() if row[1].startswith(token)]
+    assert len(rows) == 16 * 20
+    backwards = [(a[3], b[3]) for a, b in zip(rows, rows[1:]) if b[3] < a[3]]
+    assert not backwards, f"{len(backwards)} rows are older than the row before them, e.g. {backwards[:3]}"
+
+
 def test_slowloris_connections_do_not_stall_normal_clients(plain_server):
     slow = []
     for _ in range(50):
@@ -225,3 +245,36 @@ def _healthy(server) -> bool:
         return server.get("/healthz", timeout=2).status == 200
     except (OSError, AssertionError):
         return False
+
+
+@pytest.mark.parametrize("name", ["plain", "tls"])
+def test_idle_server_uses_no_cpu(request, name):
+    server = request.getfixturevalue(f"{name}_server")
+    with server.connect() as conn:  # one idle keep-alive connection too
+        conn.send(build_request("GET", "/healthz"))
+        conn.read_response()
+        before = server.process.cpu_seconds()
+        time.sleep(2)
+        spent = server.process.cpu_seconds() - before
+    assert spent < 0.2, f"idle server used {spent:.2f}s CPU in 2s"
+
+
+def test_file_descriptors_return_to_baseline_after_mixed_load(start_server, token):
+    server = start_server(tls=True)
+    server.get("/getmaps")
+    baseline = server.process.fd_count()
+    for index in range(150):
+        conn = server.connect()
+        if index % 3 == 0:
+            conn.send(build_request("POST", "/postchatt", json.dumps({"name": "f", "message": token}).encode()))
+            conn.read_response()
+            conn.close()
+        elif index % 3 == 1:
+            conn.send(build_request("GET", "/getmaps"))
+            conn.abort()
+        else:
+            conn.send(b"GET /getmaps HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
+            conn.read_response()
+            conn.close()
+    assert wait_until(lambda: server.process.fd_count() <= baseline + 2, 5), \
+        f"fds: baseline {baseline}, now {server.process.fd_count()}"

@@ -6,7 +6,9 @@ Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -17,7 +19,8 @@ import pytest
 
 from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
 from processes import wait_until
-from wire import Response, error_reason
+from contract import error_reason
+from wire import Response, build_request
 
 BOUND = 10.0  # no request may take longer than this, outage or not
 
@@ -36,8 +39,21 @@ def cluster():
 
 def assert_unavailable(response: Response) -> None:
     assert response.status == 503, response
-    assert response.header("Retry-After"), "503 without Retry-After"
-    error_reason(response)
+    retry_after = response.header("Retry-After") or ""
+    assert retry_after.isdigit() or retry_after.endswith("GMT"), f"503 without a valid Retry-After: {retry_after!r}"
+    reason = error_reason(response)
+    leaks = ("/tmp", ".s.pgsql", "postgres", "sqlstate", "select ", "insert ", "libpq", "socket")
+    assert not any(leak in reason.lower() for leak in leaks), f"503 reason leaks internals: {reason!r}"
+
+
+def assert_pool_settles(server) -> None:
+    """Once idle, no database connection may stay checked out (a leak would starve the pool)."""
+    def idle() -> bool:
+        text = server.get("/metrics").body.decode()
+        match = re.search(r"^\w*pool\w*in_use\w* (\d+)", text, re.M)
+        assert match, "no pool in-use gauge in /metrics"
+        return int(match.group(1)) == 0
+    assert wait_until(idle, 5), "database connections still checked out while idle"
 
 
 def timed(call):
@@ -94,6 +110,10 @@ def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(star
         assert_unavailable(response)
         ready = server.get("/readyz", timeout=BOUND + 5)
         assert (ready.status, ready.json()) == (503, {"status": "unavailable"})
+        with server.connect() as conn:  # HEAD of a 503 carries no body either
+            conn.send(build_request("HEAD", "/getmaps") + build_request("GET", "/healthz"))
+            assert conn.read_response(head_request=True, timeout=BOUND).status == 503
+            assert conn.read_response(timeout=BOUND).status == 200, "HEAD 503 response carried a body"
         assert server.get("/healthz").status == 200
         assert wait_until(lambda: len(stream.outcomes) >= before_outage + 5, BOUND * 2)
 
@@ -117,6 +137,7 @@ def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(star
     lost = [m for m in acknowledged if stored.get(m) != 1]
     assert not lost, f"acknowledged chatts missing or duplicated: {lost[:10]}"
     assert all(count == 1 for count in stored.values()), "a chatt was stored twice"
+    assert_pool_settles(server)
 
 
 def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(start_server, cluster, token):
@@ -145,6 +166,7 @@ def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(sta
     assert count_message(cluster.url, token + "-after") == 1
     assert count_message(cluster.url, token + "-locked") == 0, "a 503 left a half-written chatt"
     assert server.get("/readyz").status == 200
+    assert_pool_settles(server)
 
 
 def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server, cluster, token):
@@ -168,3 +190,98 @@ def test_hung_postmaster_answers_503_within_the_bound_then_recovers(start_server
     assert wait_until(lambda: server.post_json("/postchatt", {"name": "h", "message": token + "-after"},
                                                timeout=BOUND + 5).status == 200, 15), "no recovery after SIGCONT"
     assert count_message(cluster.url, token + "-before") == 1
+    assert_pool_settles(server)
+
+
+class TableLock:
+    """Another session holding ACCESS EXCLUSIVE on chatts until released."""
+
+    def __init__(self, url: str):
+        self.psql = subprocess.Popen(["psql", "-X", "-q", "-A", "-t", "-d", url], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.psql.stdin.write("BEGIN;\nLOCK TABLE chatts IN ACCESS EXCLUSIVE MODE;\nSELECT 'locked';\n")
+        self.psql.stdin.flush()
+        line = self.psql.stdout.readline().strip()
+        assert line == "locked", line
+
+    def release(self) -> None:
+        self.psql.stdin.write("COMMIT;\n\\q\n")
+        self.psql.stdin.flush()
+        self.psql.wait(10)
+
+
+def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_server, cluster, token):
+    # More requests than pool connections: those that get no connection must fail fast (pool wait),
+    # and those that do must fail at the statement timeout. Nothing may wait past the bound.
+    server = start_server(url=cluster.url)
+    assert server.post_json("/postchatt", {"name": "q", "message": token + "-warm"}).status == 200
+    outcomes: list = []
+
+    def post(index: int) -> None:
+        started = time.monotonic()
+        try:
+            response = server.post_json("/postchatt", {"name": "q", "message": f"{token}-{index}"}, timeout=40)
+            outcome = (response.status, response.header("Retry-After"))
+        except Exception as error:
+            outcome = (repr(error), None)
+        outcomes.append((index, *outcome, round(time.monotonic() - started, 1)))
+
+    lock = TableLock(cluster.url)
+    try:
+        threads = [threading.Thread(target=post, args=(i,)) for i in range(24)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        ready, ready_seconds = timed(lambda: server.get("/readyz", timeout=40))
+        for thread in threads:
+            thread.join(60)
+    finally:
+        lock.release()
+    slow = [o for o in outcomes if o[1] != 503 or not o[2] or o[3] >= BOUND]
+    assert not slow, f"(index, status, Retry-After, seconds) past {BOUND}s or not 503: {sorted(slow, key=lambda o: o[3])}"
+    assert ready.status == 503 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
+    assert server.post_json("/postchatt", {"name": "q", "message": token + "-after"}, timeout=BOUND).status == 200
+    assert_pool_settles(server)
+
+
+def test_terminated_database_sessions_are_replaced_without_500s(start_server, cluster, token):
+    server = start_server("--pool-size", "4", url=cluster.url)
+    threads = [threading.Thread(target=server.get, args=("/getmaps",)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(BOUND)
+    psql(cluster.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid();")
+    statuses = []
+    for index in range(10):
+        response = server.post_json("/postchatt", {"name": "t", "message": f"{token}-{index}"}, timeout=BOUND)
+        statuses.append(response.status)
+        if response.status == 503:
+            assert_unavailable(response)
+    assert set(statuses) <= {200, 503}, statuses
+    assert statuses[-5:] == [200] * 5, statuses
+    stored = message_counts(cluster.url, token)
+    assert all(stored.get(f"{token}-{i}") == 1 for i, s in enumerate(statuses) if s == 200), stored
+    assert_pool_settles(server)
+
+
+
+
+def test_sigterm_while_a_request_waits_on_the_database_exits_zero_in_time(start_server, cluster, token):
+    server = start_server("--drain-timeout", "2", url=cluster.url)
+    assert server.get("/getmaps").status == 200
+    lock = TableLock(cluster.url)
+    try:
+        conn = server.connect()
+        conn.send(build_request("POST", "/postchatt", json.dumps({"name": "w", "message": token}).encode()))
+        time.sleep(0.5)  # the insert is now waiting for the lock
+        server.process.signal(signal.SIGTERM)
+        started = time.monotonic()
+        status = server.process.wait(timeout=10)
+        elapsed = time.monotonic() - started
+        conn.close()
+    finally:
+        lock.release()
+    assert status == 0, f"exit status {status} (None = still running)\n{server.process.log()}"
+    assert elapsed < 4.5, f"took {elapsed:.1f}s with a 2s drain deadline"

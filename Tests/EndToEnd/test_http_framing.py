@@ -8,26 +8,16 @@ answered, because leftover bytes are never parsed as another request.
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 
 import pytest
 
-from pgsupport import count_chatts, count_message
-from wire import ConnectionClosed, build_request, error_reason, pipeline
+from contract import assert_error_then_closed, error_reason
+from pgsupport import count_chatts
+from wire import build_request, chunked, pipeline
 
 BODY = b'{"name":"f","message":"framing"}'
 HEAD = b"POST /postchatt HTTP/1.1\r\nHost: x\r\n"
 PROBE = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-
-
-def chunked(data: bytes, size: int = 7) -> bytes:
-    out = b""
-    for start in range(0, len(data), size):
-        piece = data[start:start + size]
-        out += b"%x\r\n%s\r\n" % (len(piece), piece)
-    return out + b"0\r\n\r\n"
 
 
 def post_with(headers: bytes, body: bytes = BODY, version: bytes = b"HTTP/1.1") -> bytes:
@@ -36,14 +26,6 @@ def post_with(headers: bytes, body: bytes = BODY, version: bytes = b"HTTP/1.1") 
 
 def chunk_body(size_line: bytes, data: bytes = BODY, after: bytes = b"\r\n0\r\n\r\n") -> bytes:
     return HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + size_line + data + after
-
-
-def assert_error_then_closed(conn, response, allowed) -> None:
-    allowed = allowed if isinstance(allowed, tuple) else (allowed,)
-    assert response.status in allowed, response
-    error_reason(response)
-    assert response.says_close, f"framing error without Connection: close: {response!r}"
-    assert conn.closed_by_server(timeout=5), "connection left open after a framing error"
 
 
 FRAMING_ERRORS = {
@@ -79,6 +61,8 @@ FRAMING_ERRORS = {
     "chunk-size-bare-lf": (chunk_body(b"20\n"), 400),
     "chunk-size-bare-cr": (chunk_body(b"20\r"), 400),
     "chunk-huge-extension": (chunk_body(b"20;" + b"e" * 100_000 + b"\r\n"), (400, 413, 431)),
+    "chunk-huge-trailers": (chunk_body(b"20\r\n", after=b"\r\n0\r\n" + b"X-T: t\r\n" * 12_000 + b"\r\n"),
+                            (400, 413, 431)),
     # Header syntax.
     "obs-fold": (b"GET /getmaps HTTP/1.1\r\nHost: x\r\nX-Foo: a\r\n b\r\n\r\n", 400),
     "obs-fold-tab": (b"GET /getmaps HTTP/1.1\r\nHost: x\r\nX-Foo: a\r\n\tb\r\n\r\n", 400),
@@ -213,242 +197,3 @@ def test_chunked_body_over_limit_gets_413(plain_server, database_url):
         response = conn.read_response(timeout=5)
         assert_error_then_closed(conn, response, 413)
     assert count_chatts(database_url) == before
-
-
-# --- methods ----------------------------------------------------------------------------------------
-
-def test_unknown_method_is_501(plain_server):
-    response = plain_server.request("FOO", "/getmaps")
-    assert response.status == 501, response
-    error_reason(response)
-
-
-@pytest.mark.parametrize("raw", [b"get /getmaps HTTP/1.1\r\nHost: x\r\n\r\n", b"G=T /getmaps HTTP/1.1\r\nHost: x\r\n\r\n"],
-                         ids=["lowercase-get", "separator-in-method"])
-def test_method_tokens_are_case_sensitive_and_strict(plain_server, raw):
-    [response], conn = pipeline(plain_server, raw, 1)
-    conn.close()
-    assert response.status in (400, 501), response
-
-
-WRONG_METHODS = {
-    "get-postchatt": ("GET", "/postchatt", "POST"),
-    "get-postmaps": ("GET", "/postmaps", "POST"),
-    "post-getmaps": ("POST", "/getmaps", "GET"),
-    "delete-getchatts": ("DELETE", "/getchatts", "GET"),
-    "put-postmaps": ("PUT", "/postmaps", "POST"),
-    "trace-root": ("TRACE", "/", "GET"),
-    "post-healthz": ("POST", "/healthz", "GET"),
-    "patch-getmaps-slash": ("PATCH", "/getmaps/", "GET"),
-}
-
-
-@pytest.mark.parametrize("method, path, allowed", WRONG_METHODS.values(), ids=WRONG_METHODS.keys())
-def test_wrong_method_on_known_path_is_405_with_allow(plain_server, database_url, method, path, allowed):
-    before = count_chatts(database_url)
-    response = plain_server.request(method, path, body=BODY if method in ("POST", "PUT") else None)
-    assert response.status == 405, response
-    error_reason(response)
-    methods = {m.strip() for m in (response.header("Allow") or "").split(",")}
-    assert allowed in methods and method not in methods, response.header("Allow")
-    assert count_chatts(database_url) == before
-
-
-# --- Expect -----------------------------------------------------------------------------------------
-
-def test_expect_100_continue_sends_100_then_reads_the_body(plain_server, database_url, token):
-    body = json.dumps({"name": "x", "message": token}).encode()
-    with plain_server.connect() as conn:
-        conn.send(build_request("POST", "/postchatt", headers=[("Expect", "100-continue"),
-                                                               ("Content-Length", str(len(body)))]))
-        interim = conn.read_response(timeout=5)
-        assert interim.status == 100, interim
-        conn.send(body)
-        final = conn.read_response(timeout=5)
-        assert final.status == 200, final
-    assert count_message(database_url, token) == 1
-
-
-def test_unknown_expectation_is_417(plain_server, database_url):
-    before = count_chatts(database_url)
-    response = plain_server.request("POST", "/postchatt", body=BODY, headers=[("Expect", "foo")])
-    assert response.status == 417, response
-    error_reason(response)
-    assert count_chatts(database_url) == before
-
-
-# --- pipelining and keep-alive ----------------------------------------------------------------------
-
-def test_three_pipelined_requests_are_answered_in_order(server, token):
-    raw = (build_request("GET", "/healthz")
-           + build_request("POST", "/postchatt", json.dumps({"name": "p", "message": token}).encode())
-           + build_request("GET", "/getchatts"))
-    responses, conn = pipeline(server, raw, 3)
-    conn.close()
-    assert [r.status for r in responses] == [200, 200, 200]
-    assert responses[0].json() == {"status": "ok"}
-    assert responses[1].json() == {}
-    assert any(row[1] == token for row in responses[2].json())
-
-
-def test_framing_error_mid_pipeline_stops_the_pipeline(plain_server, database_url, token):
-    first = build_request("POST", "/postchatt", json.dumps({"name": "p", "message": token + "-1"}).encode())
-    broken = b"POST /postchatt HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
-    third = build_request("POST", "/postchatt", json.dumps({"name": "p", "message": token + "-3"}).encode())
-    conn = plain_server.connect()
-    conn.send(first + broken + third)
-    assert conn.read_response().status == 200
-    assert_error_then_closed(conn, conn.read_response(), 400)
-    conn.close()
-    assert count_message(database_url, token + "-1") == 1
-    assert count_message(database_url, token + "-3") == 0, "request after a framing error was executed"
-
-
-def test_http11_connection_persists_by_default(plain_server):
-    with plain_server.connect() as conn:
-        for _ in range(3):
-            conn.send(build_request("GET", "/healthz"))
-            response = conn.read_response()
-            assert response.status == 200 and not response.says_close
-
-
-def test_http11_connection_close_is_honoured(plain_server):
-    with plain_server.connect() as conn:
-        conn.send(build_request("GET", "/healthz", headers=[("Connection", "close")]))
-        response = conn.read_response()
-        assert response.status == 200 and response.says_close
-        assert conn.closed_by_server()
-
-
-def test_http10_closes_unless_keep_alive_is_asked_for(plain_server):
-    with plain_server.connect() as conn:
-        conn.send(b"GET /healthz HTTP/1.0\r\n\r\n")
-        response = conn.read_response()
-        assert response.status == 200 and response.says_close, response
-        assert conn.closed_by_server()
-
-
-def test_http10_keep_alive_persists(plain_server):
-    with plain_server.connect() as conn:
-        for _ in range(2):
-            conn.send(b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            response = conn.read_response()
-            assert response.status == 200 and not response.says_close, response
-            assert "keep-alive" in response.tokens("Connection"), "1.0 client cannot know the connection persists"
-
-
-def test_get_with_a_body_never_parses_the_body_as_a_request(plain_server):
-    # The body looks like a request: if it were parsed as one, /nope would answer 404.
-    smuggled = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
-    raw = (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(smuggled)) + smuggled + PROBE
-    responses, conn = pipeline(plain_server, raw, 2)
-    if responses[0].status == 200:
-        assert [r.status for r in responses] == [200, 200], responses
-        conn.close()
-    else:
-        assert_error_then_closed(conn, responses[0], 400)
-
-
-def test_post_without_length_is_an_empty_body_and_422(plain_server, database_url):
-    before = count_chatts(database_url)
-    [response], conn = pipeline(plain_server, b"POST /postchatt HTTP/1.1\r\nHost: x\r\n\r\n", 1)
-    conn.close()
-    assert response.status == 422, response
-    error_reason(response)
-    assert count_chatts(database_url) == before
-
-
-def test_plain_http_on_the_tls_port_is_closed(tls_server):
-    with socket.create_connection((tls_server.host, tls_server.port), timeout=10) as sock:
-        sock.sendall(build_request("GET", "/healthz"))
-        received = b""
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                chunk = sock.recv(4096)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            received += chunk
-        else:
-            pytest.fail("TLS port kept a plain-HTTP connection open")
-    assert b" 200 " not in received.split(b"\r\n")[0], received
-    assert tls_server.get("/healthz").status == 200
-
-
-def test_connection_closed_mid_request_does_not_store(plain_server, database_url, token):
-    raw = build_request("POST", "/postchatt", json.dumps({"name": "b", "message": token}).encode())
-    with plain_server.connect() as conn:
-        conn.send(raw[:-5])
-    time.sleep(0.3)
-    assert count_message(database_url, token) == 0
-    assert plain_server.get("/healthz").status == 200
-
-
-def test_second_response_on_keep_alive_after_an_ordinary_error(plain_server):
-    # 404 and 422 are not framing errors: the connection may keep serving.
-    with plain_server.connect() as conn:
-        conn.send(build_request("GET", "/nope") + build_request("POST", "/postchatt", b"{") + PROBE)
-        statuses = []
-        for _ in range(3):
-            try:
-                statuses.append(conn.read_response().status)
-            except ConnectionClosed:
-                break
-    assert statuses[:2] == [404, 422]
-    assert statuses == [404, 422, 200] or len(statuses) == 2
-
-
-def test_client_streaming_an_oversized_body_still_reads_the_413(plain_server):
-    # The server must not reset the connection while unread body bytes arrive (lingering close),
-    # or the client loses the 413 it was sent.
-    size = 4 * 1024 * 1024
-    with plain_server.connect() as conn:
-        conn.send(build_request("POST", "/postchatt", headers=[("Content-Length", str(size))]))
-        conn.sock.settimeout(2)
-        sent = 0
-        chunk = b"x" * 65536
-        while sent < size and conn.try_send(chunk):
-            sent += len(chunk)
-        response = conn.read_response(timeout=10)
-        assert response.status == 413, response
-        assert response.says_close
-
-
-def test_pipelined_requests_are_answered_in_order_up_to_the_default_cap_of_1000(plain_server):
-    targets = ["/healthz", "/nope", "/"] * 334  # 1002 requests
-    raw = b"".join(build_request("GET", target) for target in targets)
-    with plain_server.connect(timeout=30) as conn:
-        sender = threading.Thread(target=conn.try_send, args=(raw,))
-        sender.start()
-        responses = []
-        while True:
-            try:
-                responses.append(conn.read_response(timeout=30))
-            except ConnectionClosed:
-                break
-        sender.join(30)
-    expected = {"/healthz": 200, "/nope": 404, "/": 200}
-    assert [r.status for r in responses] == [expected[t] for t in targets[:1000]]
-    assert responses[-1].says_close and not any(r.says_close for r in responses[:-1])
-
-
-@pytest.mark.parametrize("name", ["plain", "tls"])
-def test_request_split_into_single_bytes_is_served(request, name, token):
-    server = request.getfixturevalue(f"{name}_server")
-    raw = build_request("POST", "/postchatt", json.dumps({"name": "b", "message": token}).encode())
-    with server.connect() as conn:
-        for index in range(len(raw)):
-            conn.send(raw[index:index + 1])
-        assert conn.read_response().status == 200
-
-
-def test_chunked_body_and_expect_work_over_tls(tls_server, database_url, token):
-    body = json.dumps({"name": "t", "message": token}).encode()
-    with tls_server.connect() as conn:
-        conn.send(b"POST /postmaps HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
-        assert conn.read_response().status == 100
-        conn.send(chunked(body, 5))
-        assert conn.read_response().status == 200
-    assert count_message(database_url, token) == 1

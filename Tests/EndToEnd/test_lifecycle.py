@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
 import subprocess
 import time
-import uuid
+from urllib.parse import parse_qsl, urlsplit
 
-from pgsupport import message_counts, psql, with_database
-from processes import ChatterdProcess, free_port, wait_until
+import pytest
+
+from pgsupport import message_counts, psql
+from processes import ChatterdProcess, free_port, wait_healthy, wait_until
 from wire import Endpoint, build_request
 
 
@@ -114,25 +117,19 @@ def test_sigint_drains_like_sigterm(start_server):
     assert server.process.wait(timeout=5) == 0
 
 
-def test_migrate_creates_the_schema_and_is_idempotent(env):
-    name = "e2e_mig_" + uuid.uuid4().hex[:10]
-    psql(env.admin_url, f"CREATE DATABASE {name};")
-    url = with_database(env.admin_url, name)
-    try:
-        for _ in range(2):
-            done = subprocess.run([env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)],
-                                  capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr
-        columns = psql(url, "SELECT column_name, data_type FROM information_schema.columns "
-                            "WHERE table_name = 'chatts';")
-        types = dict(line.split("|") for line in columns.splitlines() if line)
-        assert types["name"] in ("text", "character varying")
-        assert types["message"] in ("text", "character varying")
-        assert types["id"] == "uuid"
-        assert types["time"] == "timestamp with time zone"
-        assert types["geodata"] in ("text", "character varying")
-    finally:
-        psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+def test_migrate_creates_the_schema_and_is_idempotent(env, fresh_database):
+    url = fresh_database()
+    for _ in range(2):
+        done = subprocess.run([env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    columns = psql(url, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'chatts';")
+    types = dict(line.split("|") for line in columns.splitlines() if line)
+    assert types["name"] in ("text", "character varying")
+    assert types["message"] in ("text", "character varying")
+    assert types["id"] == "uuid"
+    assert types["time"] == "timestamp with time zone"
+    assert types["geodata"] in ("text", "character varying")
 
 
 UNREACHABLE = "postgresql:///postgres?host=/nonexistent-e2e&port=5999&user=postgres&connect_timeout=2"
@@ -162,3 +159,56 @@ def test_serve_against_an_unreachable_database_never_hangs(env):
         assert endpoint.get("/readyz", timeout=15).status == 503
     finally:
         process.stop(5)
+
+
+def _serve_with(env, database_args: list[str], extra_env: dict[str, str]) -> tuple[ChatterdProcess, Endpoint]:
+    port = free_port()
+    args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--plain-http", *database_args,
+            "--migrations", str(env.migrations)]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG") and k != "DATABASE_URL"}
+    process = ChatterdProcess(env.binary, args, {**environment, **extra_env})
+    return process, Endpoint("127.0.0.1", port, None, process)
+
+
+def _conninfo_parts(url: str) -> dict[str, str]:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    return {"host": query.get("host", ""), "port": query.get("port", "5432"), "user": query.get("user", ""),
+            "dbname": parts.path.lstrip("/") or "postgres"}
+
+
+@pytest.mark.parametrize("style", ["pg-environment", "keyword-value"])
+def test_database_settings_follow_libpq_conventions(env, database_url, style):
+    parts = _conninfo_parts(database_url)
+    if style == "pg-environment":
+        process, endpoint = _serve_with(env, [], {"PGHOST": parts["host"], "PGPORT": parts["port"],
+                                                  "PGUSER": parts["user"], "PGDATABASE": parts["dbname"]})
+    else:
+        conninfo = " ".join(f"{key}={value}" for key, value in parts.items())
+        process, endpoint = _serve_with(env, ["--database-url", conninfo], {})
+    try:
+        process.wait_listening()
+        wait_healthy(endpoint)
+        assert endpoint.get("/readyz").status == 200
+        assert endpoint.get("/getchatts").status == 200
+    finally:
+        assert process.stop(10) == 0, process.log()
+
+
+def test_body_limit_is_configurable(start_server):
+    server = start_server("--max-body-bytes", "100")
+    body = b'{"name":"a","message":"' + b"m" * 75 + b'"}'
+    assert len(body) == 100 and server.request("POST", "/postchatt", body=body).status == 200
+    assert server.request("POST", "/postchatt", body=body + b" ").status == 413
+    with server.connect() as conn:
+        conn.send(b"POST /postchatt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n" + body + b" \r\n0\r\n\r\n")
+        assert conn.read_response().status == 413
+
+
+def test_concurrent_migrations_on_a_fresh_database_apply_once(env, fresh_database):
+    url = fresh_database()
+    command = [env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(4)]
+    outputs = [(run.wait(60), run.stdout.read()) for run in runs]
+    assert all(status == 0 for status, _ in outputs), outputs
+    assert int(psql(url, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'chatts';")) == 1

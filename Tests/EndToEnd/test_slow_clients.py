@@ -4,6 +4,7 @@ many chatts, so the shared one stays small."""
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -132,3 +133,53 @@ def test_header_deadline_applies_to_a_later_request_on_the_connection(start_serv
         except ConnectionClosed:
             pass
         assert time.monotonic() - started < 4, "a half-sent second request got the keep-alive allowance"
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_throttled_reader_receives_the_whole_large_getmaps_intact(start_server, seeded_url, tls):
+    server = start_server(url=seeded_url, tls=tls)
+    expected = server.get("/getmaps", timeout=30).body
+    conn = server.connect(timeout=30)
+    with conn:
+        conn.send(build_request("GET", "/getmaps") * 2 + build_request("GET", "/healthz"))
+        received = b""
+        deadline = time.monotonic() + 60
+        # Read in small bites with pauses, so the server's writes keep hitting a full socket.
+        while len(received) < 2 * len(expected) and time.monotonic() < deadline:
+            chunk = conn.sock.recv(16384)
+            if not chunk:
+                break
+            received += chunk
+            if len(received) % 10 == 0:
+                time.sleep(0.001)
+        conn.buf += received
+        first = conn.read_response(timeout=30)
+        second = conn.read_response(timeout=30)
+        third = conn.read_response(timeout=30)
+    assert first.status == second.status == 200
+    assert first.body == expected and second.body == expected, "large response corrupted on a slow socket"
+    assert third.status == 200
+
+
+def test_many_pipelined_requests_in_one_tls_write_are_all_answered(start_server, seeded_url):
+    server = start_server(url=seeded_url, tls=True)
+    raw = b"".join(build_request("GET", "/healthz" if i % 10 else "/getchatts") for i in range(60))
+    with server.connect(timeout=30) as conn:
+        conn.send(raw)
+        statuses = [conn.read_response(timeout=30).status for _ in range(60)]
+    assert statuses == [200] * 60
+
+
+def test_sigterm_with_a_stalled_reader_exits_zero_at_the_drain_deadline(start_server, seeded_url):
+    server = start_server("--drain-timeout", "2", "--send-timeout", "30", url=seeded_url)
+    sock = non_reading_client(server, 4)
+    try:
+        assert open_connections(server) >= 2
+        server.process.signal(signal.SIGTERM)
+        started = time.monotonic()
+        status = server.process.wait(timeout=8)
+        elapsed = time.monotonic() - started
+    finally:
+        sock.close()
+    assert status == 0, f"exit status {status} (None = still running)\n{server.process.log()}"
+    assert elapsed < 4.5, f"took {elapsed:.1f}s with a 2s drain deadline"

@@ -6,12 +6,14 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
+import time
 import warnings
 
 import pytest
 
 from conftest import Certs, serve_args
-from processes import ChatterdProcess, free_port, make_certificate, wait_until
+from processes import ChatterdProcess, free_port, make_certificate, make_expired_certificate, wait_until
 from wire import Conn, build_request
 
 
@@ -59,6 +61,32 @@ def test_tls11_is_refused(tls_server, certs):
         with tls_server.connect(context=ctx):
             pass
     assert tls_server.get("/healthz").status == 200
+
+
+@pytest.mark.parametrize("cipher, accepted", [("ECDHE-ECDSA-AES128-GCM-SHA256", True),
+                                               ("ECDHE-ECDSA-CHACHA20-POLY1305", True),
+                                               ("ECDHE-ECDSA-AES128-SHA", False),
+                                               ("ECDHE-ECDSA-AES256-SHA384", False)])
+def test_tls12_offers_only_aead_forward_secret_ciphers(tls_server, certs, cipher, accepted):
+    ctx = context_for(certs.cert, ssl.TLSVersion.TLSv1_2)
+    ctx.set_ciphers(cipher)
+    if accepted:
+        with tls_server.connect(context=ctx) as conn:
+            assert conn.sock.cipher()[0] == cipher
+    else:
+        with pytest.raises((ssl.SSLError, ConnectionResetError)):
+            tls_server.connect(context=ctx).close()
+
+
+def test_stalled_handshake_is_closed_at_the_handshake_deadline(start_server, certs):
+    server = start_server("--handshake-timeout", "1", tls=True)
+    hello = client_hello(context_for(certs.cert))
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(hello[: len(hello) // 2])
+        started = time.monotonic()
+        _drain(sock)
+        elapsed = time.monotonic() - started
+    assert elapsed < 4, f"half a ClientHello kept the connection for {elapsed:.1f}s"
 
 
 def test_alpn_selects_http11(tls_server, certs):
@@ -127,8 +155,8 @@ def test_failed_handshakes_leak_no_file_descriptors(start_server, certs):
     assert process.alive()
 
 
-STARTUP_FAILURES = ["missing-cert", "garbage-cert", "missing-key", "mismatched-key", "key-mode-0644",
-                    "key-mode-0640"]
+STARTUP_FAILURES = ["missing-cert", "garbage-cert", "expired-cert", "missing-key", "mismatched-key",
+                    "encrypted-key", "key-mode-0644", "key-mode-0640"]
 
 
 @pytest.mark.parametrize("case", STARTUP_FAILURES)
@@ -144,8 +172,16 @@ def test_bad_certificate_or_key_refuses_to_start(env, database_url, certs, tmp_p
     elif case == "garbage-cert":
         cert.write_text("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")
         culprit = cert
+    elif case == "expired-cert":
+        expired_cert, expired_key = make_expired_certificate(tmp_path)
+        shutil.copy(expired_cert, cert)
+        shutil.copy(expired_key, key)
+        culprit = cert
     elif case == "missing-key":
         key.unlink()
+    elif case == "encrypted-key":
+        subprocess.run(["openssl", "pkey", "-in", str(certs.key), "-aes256", "-passout", "pass:secret",
+                        "-out", str(key)], check=True, capture_output=True)
     elif case == "mismatched-key":
         _, other_key = make_certificate(tmp_path, "other")
         shutil.copy(other_key, key)
@@ -163,3 +199,43 @@ def test_bad_certificate_or_key_refuses_to_start(env, database_url, certs, tmp_p
     assert str(culprit) in output, f"message does not name {culprit}:\n{output}"
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_slow_tls_handshakes_do_not_stall_other_clients(tls_server, certs):
+    hello = client_hello(context_for(certs.cert))
+    slow = [socket.create_connection((tls_server.host, tls_server.port), timeout=5) for _ in range(50)]
+    try:
+        worst = 0.0
+        for step in range(10):
+            for sock in slow:
+                try:
+                    sock.sendall(hello[step:step + 1])
+                except OSError:
+                    pass
+            started = time.monotonic()
+            assert tls_server.get("/healthz", timeout=5).status == 200
+            worst = max(worst, time.monotonic() - started)
+            time.sleep(0.1)
+        assert worst < 2.0, f"a TLS request took {worst:.2f}s while 50 handshakes trickled in"
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_plain_http_on_the_tls_port_is_closed(tls_server):
+    with socket.create_connection((tls_server.host, tls_server.port), timeout=10) as sock:
+        sock.sendall(build_request("GET", "/healthz"))
+        received = b""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                chunk = sock.recv(4096)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        else:
+            pytest.fail("TLS port kept a plain-HTTP connection open")
+    assert b" 200 " not in received.split(b"\r\n")[0], received
+    assert tls_server.get("/healthz").status == 200

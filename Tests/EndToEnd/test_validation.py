@@ -8,7 +8,8 @@ import json
 import pytest
 
 from pgsupport import count_chatts, psql
-from wire import build_request, error_reason, pipeline
+from contract import error_reason
+from wire import build_request, pipeline
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # 7 scalars, 1 grapheme, 25 bytes
 E_ACUTE = "e\u0301"  # 2 scalars, 1 grapheme
