@@ -27,7 +27,6 @@ final class Connection: @unchecked Sendable {  // all mutable state is touched o
     let fd: Int32
     let transport: any Transport
     let environment: ConnectionEnvironment
-    var limits: HTTPLimits { environment.configuration.limits }
     var timeouts: ConnectionTimeouts { environment.configuration.timeouts }
 
     var state: State = .handshaking

@@ -57,9 +57,9 @@ enum Chatterd {
         do {
             port = try server.start()
         } catch {
-            fail("cannot listen on \(options.host):\(options.port): \(error)", status: 1)
+            fail("cannot listen on \(options.server.host):\(options.server.port): \(error)", status: 1)
         }
-        Log.write("event=listening host=\(options.host) port=\(port) tls=\(!options.plainHTTP)")
+        Log.write("event=listening host=\(options.server.host) port=\(port) tls=\(!options.plainHTTP)")
         let signals = SignalWatcher {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
                 pool.close()

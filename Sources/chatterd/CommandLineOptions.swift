@@ -1,17 +1,16 @@
 import HTTPServer
 
 /// What the command line asked for.
-enum Command: Equatable {
+enum Command {
     case serve(ServeOptions)
     case migrate(databaseURL: String?, migrationsDirectory: String)
     case help
     case version
 }
 
-/// Options of `chatterd serve`.
-struct ServeOptions: Equatable {
-    var host = "0.0.0.0"
-    var port: UInt16 = 443
+/// Options of `chatterd serve`. Server limits live in `server`, whose defaults are API.md's.
+struct ServeOptions {
+    var server = ServerConfiguration()
     var certificatePath = "./chatterd.crt"
     var keyPath = "./chatterd.key"
     var plainHTTP = false
@@ -19,22 +18,6 @@ struct ServeOptions: Equatable {
     var migrationsDirectory = "./migrations"
     var poolSize = 8
     var drainSeconds = 10.0
-    var server = ServerTunables()
-}
-
-/// Server limits settable from the command line; defaults are API.md's.
-struct ServerTunables: Equatable {
-    var maxConnections = 512
-    var maxRequestsPerConnection = 1000
-    var maxRequestLineBytes = 8 * 1024
-    var maxHeaderBytes = 16 * 1024
-    var maxHeaderCount = 100
-    var maxBodyBytes = 64 * 1024
-    var handshakeSeconds = 10.0
-    var headerSeconds = 10.0
-    var bodyIdleSeconds = 10.0
-    var sendIdleSeconds = 30.0
-    var keepAliveIdleSeconds = 60.0
 }
 
 struct UsageError: Error, CustomStringConvertible {
@@ -71,8 +54,8 @@ extension ServeOptions {
     init(parsing cursor: inout ArgumentCursor) throws(UsageError) {
         while let flag = cursor.nextFlag() {
             switch flag {
-            case "--host": host = try cursor.value(for: flag)
-            case "--port": port = try cursor.number(for: flag)
+            case "--host": server.host = try cursor.value(for: flag)
+            case "--port": server.port = try cursor.number(for: flag)
             case "--cert": certificatePath = try cursor.value(for: flag)
             case "--key": keyPath = try cursor.value(for: flag)
             case "--plain-http": plainHTTP = true
@@ -86,20 +69,21 @@ extension ServeOptions {
     }
 }
 
-extension ServerTunables {
+extension ServerConfiguration {
+    /// Sets the limit a `serve` flag names.
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
         switch flag {
         case "--max-connections": maxConnections = try cursor.number(for: flag, atLeast: 1)
         case "--max-requests-per-connection": maxRequestsPerConnection = try cursor.number(for: flag, atLeast: 1)
-        case "--max-request-line-bytes": maxRequestLineBytes = try cursor.number(for: flag, atLeast: 16)
-        case "--max-header-bytes": maxHeaderBytes = try cursor.number(for: flag, atLeast: 16)
-        case "--max-header-count": maxHeaderCount = try cursor.number(for: flag, atLeast: 1)
-        case "--max-body-bytes": maxBodyBytes = try cursor.number(for: flag, atLeast: 0)
-        case "--handshake-timeout": handshakeSeconds = try cursor.seconds(for: flag)
-        case "--header-timeout": headerSeconds = try cursor.seconds(for: flag)
-        case "--body-timeout": bodyIdleSeconds = try cursor.seconds(for: flag)
-        case "--send-timeout": sendIdleSeconds = try cursor.seconds(for: flag)
-        case "--keepalive-timeout": keepAliveIdleSeconds = try cursor.seconds(for: flag)
+        case "--max-request-line-bytes": limits.maxRequestLineBytes = try cursor.number(for: flag, atLeast: 16)
+        case "--max-header-bytes": limits.maxHeaderBytes = try cursor.number(for: flag, atLeast: 16)
+        case "--max-header-count": limits.maxHeaderCount = try cursor.number(for: flag, atLeast: 1)
+        case "--max-body-bytes": limits.maxBodyBytes = try cursor.number(for: flag, atLeast: 0)
+        case "--handshake-timeout": timeouts.handshakeSeconds = try cursor.seconds(for: flag)
+        case "--header-timeout": timeouts.headerSeconds = try cursor.seconds(for: flag)
+        case "--body-timeout": timeouts.bodyIdleSeconds = try cursor.seconds(for: flag)
+        case "--send-timeout": timeouts.sendIdleSeconds = try cursor.seconds(for: flag)
+        case "--keepalive-timeout": timeouts.keepAliveIdleSeconds = try cursor.seconds(for: flag)
         default: throw UsageError(description: "unknown option for serve: \(flag)")
         }
     }
