@@ -12,16 +12,16 @@ extension Connection {
         let keepAlive = request.keepAlive && !draining && !closeWhenWritten
             && requestsServed < environment.configuration.maxRequestsPerConnection
         closeWhenWritten = !keepAlive
-        queue(response, version: request.version, keepAlive: keepAlive, omitBody: request.method == .HEAD)
+        enqueue(response, version: request.version, keepAlive: keepAlive, omitBody: request.method == .HEAD)
     }
 
     /// Queues an error response after which the connection closes; no further input is parsed.
     func sendFinal(_ response: HTTPResponse) {
         closeWhenWritten = true
-        queue(response, version: .http1_1, keepAlive: false, omitBody: false)
+        enqueue(response, version: .http1_1, keepAlive: false, omitBody: false)
     }
 
-    private func queue(_ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool) {
+    private func enqueue(_ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool) {
         state = .writing
         suspendReads()
         var head = HTTPResponseSerializer.head(
