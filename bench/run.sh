@@ -53,6 +53,8 @@ mkdir -p "$BENCH_OUT"
 : >"$BENCH_RESULTS"
 
 cleanup() {
+    # Best effort to the end: a process that already exited must not stop the cleanup (errexit).
+    set +e
     stop_tracked
     [[ -z ${BENCH_DB_DIR:-} ]] || pg_cluster_destroy "$BENCH_DB_DIR" >/dev/null 2>&1
 }

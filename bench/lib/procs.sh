@@ -41,15 +41,15 @@ _untrack() {
 stop_tracked() {
     local pid i
     for pid in "${BENCH_PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null
+        kill -TERM "$pid" 2>/dev/null || true
     done
     for pid in "${BENCH_PIDS[@]}"; do
         for (( i = 0; i < 100; i++ )); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 0.1
         done
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
     done
     BENCH_PIDS=()
     return 0
