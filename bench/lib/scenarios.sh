@@ -62,7 +62,7 @@ bench_run() {
         nginx-getmaps-gzip) _bench_run_nginx nginx "$transport" /getmaps -H "$BENCH_IOS_ENCODING" ;;
         pgbench) log "pgbench: -c$c -j$BENCH_THREADS -T$BENCH_DURATION, one INSERT per transaction"
             # shellcheck disable=SC2046 # the fields are numbers, split on purpose
-            bench_record pgbench socket $(bench_pgbench "$c" "$BENCH_THREADS" "$BENCH_DURATION" "$BENCH_OUT") - -
+            bench_record pgbench socket $(bench_pgbench "$c" "$BENCH_THREADS" "$BENCH_DURATION" "$BENCH_OUT") - - -
             bench_db_reset ;;
     esac
 }

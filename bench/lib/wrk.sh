@@ -2,7 +2,7 @@
 # One wrk scenario: load a server for the run's duration, sample its memory and CPU, and append a row
 # to the results file. Needs BENCH_OUT, BENCH_THREADS, BENCH_DURATION and BENCH_RESULTS.
 
-# Appends one results row: NAME TRANSPORT RPS P50_MS P99_MS MAX_MS ERRORS REQUESTS RSS_MB CPU_S.
+# Appends one results row: NAME TRANSPORT RPS P50_MS P99_MS MAX_MS ERRORS REQUESTS RSS_MB CPU_S BYTES_READ.
 bench_record() {
     local IFS=$'\t'
     printf '%s\n' "$*" >>"$BENCH_RESULTS"
@@ -14,7 +14,7 @@ bench_record() {
 bench_wrk() {
     local name=$1 transport=$2 pid=$3 connections=$4 url=$5
     shift 5
-    local file=$BENCH_OUT/wrk-$name-$transport.txt usage fields script=(-s bench/lua/report.lua)
+    local file=$BENCH_OUT/wrk-$name-$transport.txt usage fields bytes script=(-s bench/lua/report.lua)
     [[ " $* " == *' -s '* ]] && script=()
     log "$name ($transport): wrk -t$BENCH_THREADS -c$connections -d${BENCH_DURATION}s $* $url"
     sample_begin "$pid"
@@ -29,7 +29,8 @@ bench_wrk() {
             printf "%s %.3f %.3f %.3f %d %d\n", v["rps"], v["p50_us"] / 1000, v["p99_us"] / 1000,
                 v["max_us"] / 1000, v["status_errors"] + v["socket_errors"], v["requests"]
         }' "$file")
+    bytes=$(sed -n 's/^BENCH .* bytes=\([0-9]*\) .*/\1/p' "$file")
     [[ -n $fields ]] || die "no BENCH line in $file"
     # shellcheck disable=SC2086 # the fields are numbers, split on purpose
-    bench_record "$name" "$transport" $fields $usage
+    bench_record "$name" "$transport" $fields $usage "$bytes"
 }
