@@ -16,6 +16,7 @@ bench_wrk() {
     shift 5
     local file=$BENCH_OUT/wrk-$name-$transport.txt usage fields bytes script=(-s bench/lua/report.lua)
     [[ " $* " == *' -s '* ]] && script=()
+    kill -0 "$pid" 2>/dev/null || die "the server for $name ($transport), pid $pid, is gone (logs in $BENCH_OUT)"
     log "$name ($transport): wrk -t$BENCH_THREADS -c$connections -d${BENCH_DURATION}s $* $url"
     sample_begin "$pid"
     # --timeout 30s: a large /getmaps body (100 000 rows) may take seconds under 64 connections; it
