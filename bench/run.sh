@@ -24,7 +24,7 @@ done
 usage() { sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//'; }
 
 BENCH_ROWS=1000 BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_THREADS=2 only=''
-command_line="bench/run.sh $*"
+command_line="bench/run.sh${*:+ $*}"
 while (( $# > 0 )); do
     [[ $1 != --* || $1 == --help || $# -ge 2 ]] || die "$1 needs a value"
     case $1 in
