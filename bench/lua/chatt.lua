@@ -24,4 +24,10 @@ function chatt.setup(thread)
     thread:set("run_name", run)
 end
 
+-- Seeds each thread's random numbers differently, so threads do not post the same places; call it
+-- from the script's init() (which runs in the thread, after setup gave it its number).
+function chatt.init()
+    math.randomseed(thread_number * 7919 + os.time())
+end
+
 return chatt

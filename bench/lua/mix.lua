@@ -4,6 +4,7 @@ local chatt = require("chatt")
 require("report")
 
 setup = chatt.setup
+init = chatt.init
 
 local get_headers = { ["Accept-Encoding"] = "gzip, deflate, br" }
 local post_headers = { ["Content-Type"] = "application/json; charset=utf-8" }

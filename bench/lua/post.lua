@@ -4,6 +4,7 @@ local chatt = require("chatt")
 require("report")
 
 setup = chatt.setup
+init = chatt.init
 
 local headers = { ["Content-Type"] = "application/json; charset=utf-8" }
 local n = 0
