@@ -27,7 +27,9 @@ _deps_find_pytest() {
     return 1
 }
 
-# Prints the apt packages that are missing, one per line. Extra package names are checked by command.
+# Prints the apt packages that are missing, one per line. Each extra argument is CHECK or CHECK=PACKAGE:
+# CHECK is a command looked up in PATH, or an absolute path that must be executable (/usr/sbin is not
+# in a normal user's PATH); PACKAGE defaults to CHECK.
 _deps_missing() {
     [[ -f /usr/include/postgresql/libpq-fe.h ]] || echo libpq-dev
     [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
@@ -37,9 +39,14 @@ _deps_missing() {
     command -v curl >/dev/null 2>&1 || echo curl
     command -v python3 >/dev/null 2>&1 || echo python3
     _deps_find_pytest || echo python3-pytest
-    local extra
+    local extra check
     for extra in "$@"; do
-        command -v "$extra" >/dev/null 2>&1 || echo "$extra"
+        check=${extra%%=*}
+        if [[ $check == /* ]]; then
+            [[ -x $check ]] || echo "${extra#*=}"
+        else
+            command -v "$check" >/dev/null 2>&1 || echo "${extra#*=}"
+        fi
     done
 }
 
@@ -55,8 +62,8 @@ deps_apt_install() {
     "${apt[@]}" install -y --no-install-recommends "$@" >&2
 }
 
-# Ensures every dependency is present; extra arguments name further commands whose apt package
-# has the same name (e.g. wrk). As root, installs what is missing; otherwise says how and fails.
+# Ensures every dependency is present; extra arguments name further commands as CHECK[=PACKAGE]
+# (e.g. wrk, /usr/sbin/nginx=nginx-light). As root, installs what is missing; otherwise says how and fails.
 deps_ensure() {
     _deps_find_swift || return 1
     local missing

@@ -1,0 +1,89 @@
+# Turns the benchmark's results rows (tab-separated: name, transport, req/s, p50, p99, max ms, errors,
+# requests, RSS MB, CPU s, bytes read) into the Markdown table and the verdict on each target of issue 4.
+# Variables: baselines ("scenario=baseline ..."), connections (wrk -c), body_bytes (/getmaps body).
+BEGIN {
+    FS = "\t"
+    split(baselines, pairs, " ")
+    for (i in pairs) { split(pairs[i], kv, "="); base[kv[1]] = kv[2] }
+}
+
+{
+    n++; name[n] = $1; transport[n] = $2; k = $1 SUBSEP $2
+    rps[k] = $3; p50[k] = $4; p99[k] = $5; maxms[k] = $6; errors[k] = $7; requests[k] = $8; rss[k] = $9; cpu[k] = $10; bytes[k] = $11
+}
+
+# The ratio of scenario S's req/s over TRANSPORT to its baseline's ("" when either is missing).
+function ratio(s, t,    b) {
+    if (!(s in base) || !((s SUBSEP t) in rps)) return ""
+    b = base[s] SUBSEP t
+    if (!(b in rps)) b = base[s] SUBSEP "socket"
+    if (!(b in rps) || rps[b] <= 0) return ""
+    return rps[s SUBSEP t] / rps[b]
+}
+
+function target(text, measured, met) {
+    printf "| %s | %s | %s |\n", text, measured, met == "" ? "not measured" : (met ? "**met**" : "**not met**")
+}
+
+# A row for "chatterd's req/s ≥ FACTOR × its baseline's" over TLS.
+function ratio_target(text, s, factor,    r) {
+    r = ratio(s, "tls")
+    if (r == "") { target(text, "-", ""); return }
+    target(text, sprintf("%.2f × (%.0f vs %.0f req/s)", r, rps[s SUBSEP "tls"], rps[s SUBSEP "tls"] / r), r >= factor)
+}
+
+function table(    i, k, r) {
+    print "| scenario | transport | req/s | ratio | baseline | p50 ms | p99 ms | max ms | errors | RSS MB | CPU s |"
+    print "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|"
+    for (i = 1; i <= n; i++) {
+        k = name[i] SUBSEP transport[i]
+        r = ratio(name[i], transport[i])
+        printf "| %s | %s | %.0f | %s | %s | %.2f | %.2f | %.2f | %d | %s | %s |\n", name[i], transport[i], rps[k],
+            r == "" ? "" : sprintf("%.2f", r), r == "" ? "" : base[name[i]], p50[k], p99[k], maxms[k], errors[k],
+            rss[k], cpu[k]
+    }
+}
+
+function targets(    k, i, peak, at, growth, per, g) {
+    print "| target (TLS, wrk -c" connections ") | measured | |"
+    print "|---|---|---|"
+    ratio_target("GET /getmaps ≥ 0.7 × nginx, same body as a static file", "getmaps", 0.7)
+    ratio_target("GET /getmaps with Accept-Encoding: gzip ≥ 0.7 × nginx gzip_static", "getmaps-gzip", 0.7)
+    ratio_target("POST /postmaps ≥ 2 × pgbench, one INSERT per transaction", "post", 2)
+    ratio_target("tiny route ≥ 0.8 × nginx with 1 worker", "tiny", 0.8)
+    k = "mix" SUBSEP "tls"
+    if (k in rps) target("mixed 90/10: no error, p99 < 20 ms", sprintf("%d errors, p99 %.2f ms", errors[k], p99[k]),
+        errors[k] == 0 && p99[k] < 20)
+    else target("mixed 90/10: no error, p99 < 20 ms", "-", "")
+    peak = -1
+    for (i = 1; i <= n; i++) {
+        k = name[i] SUBSEP transport[i]
+        if (name[i] ~ /^(nginx|pgbench)/ || rss[k] == "-") continue
+        if (rss[k] + 0 > peak) { peak = rss[k] + 0; at = name[i] " " transport[i] }
+    }
+    if (peak >= 0) target("server RSS under load ≤ 50 MB", sprintf("peak %.1f MB (%s)", peak, at), peak <= 50)
+    else target("server RSS under load ≤ 50 MB", "-", "")
+    k = "getmaps-conns" SUBSEP "tls"; g = "getmaps" SUBSEP "tls"
+    if ((k in rss) && (g in rss) && body_bytes > 0) {
+        growth = rss[k] - rss[g]
+        per = growth * 1048576 / (3 * connections)
+        target(sprintf("memory does not grow with polling connections (< half a %d-byte body per extra connection)",
+            body_bytes), sprintf("%.1f MB at -c%d, %.1f MB at -c%d: %.0f bytes per extra connection", rss[g],
+            connections, rss[k], 4 * connections, per), per < body_bytes / 2)
+    } else target("memory does not grow with polling connections", "-", "")
+    # Per MB sent rather than per request: wrk counts only finished requests, but every byte read, so
+    # this stays meaningful when a 100 000-row body lets few requests finish in a short run.
+    if ((g in cpu) && bytes[g] > 0)
+        printf "| getmaps cost grows at most linearly with the body (compare runs at --rows 1000 and 100000) | %.2f ms CPU per MB sent (%.3f ms per request) | see RESULTS.md |\n",
+            cpu[g] * 1000 / (bytes[g] / 1048576), (requests[g] > 0 ? cpu[g] * 1000 / requests[g] : 0)
+}
+
+END {
+    table()
+    print ""
+    print "errors: responses with status ≥ 400 plus socket errors (connect, read, write, timeout); pgbench: failed"
+    print "transactions. RSS: peak resident set during the scenario (nginx: master and workers summed);"
+    print "CPU: user + system seconds of the server during the scenario. Ratios: req/s over the baseline's, same transport."
+    print ""
+    targets()
+}

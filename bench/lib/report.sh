@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# The Markdown report: what ran where, the results table and the targets of issue 4.
+
+# Prints a one-line description of this machine: cores, CPU model, memory, kernel.
+bench_machine() {
+    local model ram_kb
+    model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+    ram_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+    printf '%s cores (nproc), %s, %.1f GB RAM, Linux %s\n' "$(nproc)" "${model:-unknown CPU}" \
+        "$(awk -v kb="$ram_kb" 'BEGIN { print kb / 1048576 }')" "$(uname -r)"
+}
+
+# Prints the report for the results in BENCH_RESULTS. Usage: bench_report COMMAND-LINE BODY-FILE
+bench_report() {
+    local command=$1 body=$2 body_bytes=0 gzip_bytes=0 commit baselines='' name b
+    [[ -f $body ]] && body_bytes=$(stat -c %s "$body")
+    [[ -f $body.gz ]] && gzip_bytes=$(stat -c %s "$body.gz")
+    commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+    for name in "${BENCH_SCENARIOS[@]}"; do
+        b=$(bench_baseline_of "$name")
+        [[ -z $b ]] || baselines+="$name=$b "
+    done
+    printf '# chatterd benchmark, %s\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+    # shellcheck disable=SC2016 # the backquotes are Markdown
+    printf -- '- command: `%s`\n' "$command"
+    printf -- '- machine: %s\n' "$(bench_machine)"
+    printf -- '- chatterd %s (%s); %s; PostgreSQL %s with fsync and synchronous_commit on\n' "$commit" "$CHATTERD_BIN" \
+        "$("$(_nginx_bin)" -v 2>&1 | sed 's/^nginx version: //')" "$(bench_psql -Atc 'SHOW server_version')"
+    printf -- '- load: wrk -t%s -c%s -d%ss (getmaps-conns -c%s); pgbench -c%s -j%s -T%s -M prepared\n' \
+        "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_DURATION" $(( 4 * BENCH_CONNECTIONS )) \
+        "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_DURATION"
+    printf -- '- nginx: 1 worker (nginx-tiny-1w), %s workers (the other nginx rows)\n' "$BENCH_NGINX_WORKERS"
+    printf -- '- /getmaps: %s rows, %s bytes; %s bytes with gzip -9 (nginx gzip_static); ' \
+        "$BENCH_ROWS" "$body_bytes" "$gzip_bytes"
+    printf 'chatterd answers the iOS Accept-Encoding with %s\n\n' "${BENCH_CHATTERD_ENCODING:-unknown}"
+    awk -v baselines="$baselines" -v connections="$BENCH_CONNECTIONS" -v body_bytes="$body_bytes" \
+        -f bench/lib/report.awk "$BENCH_RESULTS"
+}

@@ -1,0 +1,92 @@
+# shellcheck shell=bash
+# The scenarios, their baselines, which ones --only selects, and the order they run in.
+# Needs BENCH_PID and BENCH_URL (servers), BENCH_CONNECTIONS, BENCH_THREADS, BENCH_DURATION, BENCH_OUT.
+
+# Every scenario; bench_run_all fixes the order they run in.
+BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-tiny nginx-getmaps getmaps nginx-getmaps-gzip getmaps-gzip getmaps-conns
+    pgbench post mix)
+
+# The iOS app's Accept-Encoding.
+BENCH_IOS_ENCODING='Accept-Encoding: gzip, deflate, br'
+
+declare -A BENCH_SELECTED=()
+# Server process ids and base URLs by "SERVER-TRANSPORT" (chatterd-tls, nginx1-plain, ...).
+declare -A BENCH_PID=() BENCH_URL=()
+
+# Prints the baseline scenario that chatterd scenario NAME is compared with; nothing if none.
+bench_baseline_of() {
+    case $1 in
+        tiny) echo nginx-tiny-1w ;;
+        getmaps) echo nginx-getmaps ;;
+        getmaps-gzip) echo nginx-getmaps-gzip ;;
+        post) echo pgbench ;;
+    esac
+}
+
+# Selects the scenarios in LIST (names separated by commas or spaces; empty: all), each with its baseline.
+bench_select() {
+    local name known
+    local -a names
+    IFS=', ' read -r -a names <<<"$1"
+    (( ${#names[@]} > 0 )) || names=("${BENCH_SCENARIOS[@]}")
+    for name in "${names[@]}"; do
+        known=0
+        [[ " ${BENCH_SCENARIOS[*]} " == *" $name "* ]] && known=1
+        (( known )) || die "unknown scenario $name (known: ${BENCH_SCENARIOS[*]})"
+        BENCH_SELECTED[$name]=1
+        name=$(bench_baseline_of "$name")
+        [[ -z $name ]] || BENCH_SELECTED[$name]=1
+    done
+}
+
+# Runs scenario NAME over TRANSPORT (tls or plain) if it is selected.
+bench_run() {
+    local name=$1 transport=$2 c=$BENCH_CONNECTIONS
+    [[ -n ${BENCH_SELECTED[$name]:-} ]] || return 0
+    local chatterd pid
+    chatterd=${BENCH_URL["chatterd-$transport"]}
+    pid=${BENCH_PID["chatterd-$transport"]}
+    case $name in
+        tiny) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/healthz" ;;
+        getmaps) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" ;;
+        getmaps-gzip) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING" ;;
+        # Four times the pollers: memory must not grow with the number of connections.
+        getmaps-conns) bench_wrk "$name" "$transport" "$pid" $(( 4 * c )) "$chatterd/getmaps" ;;
+        post) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/postmaps" -s bench/lua/post.lua
+            bench_db_reset ;;
+        mix) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" -s bench/lua/mix.lua
+            bench_db_reset ;;
+        nginx-tiny-1w) _bench_run_nginx nginx1 "$transport" /healthz ;;
+        nginx-tiny) _bench_run_nginx nginx "$transport" /healthz ;;
+        nginx-getmaps) _bench_run_nginx nginx "$transport" /getmaps ;;
+        nginx-getmaps-gzip) _bench_run_nginx nginx "$transport" /getmaps -H "$BENCH_IOS_ENCODING" ;;
+        pgbench) log "pgbench: -c$c -j$BENCH_THREADS -T$BENCH_DURATION, one INSERT per transaction"
+            # shellcheck disable=SC2046 # the fields are numbers, split on purpose
+            bench_record pgbench socket $(bench_pgbench "$c" "$BENCH_THREADS" "$BENCH_DURATION" "$BENCH_OUT") - - -
+            bench_db_reset ;;
+    esac
+}
+
+# Runs wrk on nginx instance SERVER over TRANSPORT at PATH, with extra wrk options.
+_bench_run_nginx() {
+    local server=$1 transport=$2 path=$3
+    shift 3
+    bench_wrk "$name" "$transport" "${BENCH_PID["$server-$transport"]}" "$BENCH_CONNECTIONS" \
+        "${BENCH_URL["$server-$transport"]}$path" "$@"
+}
+
+# Runs every selected scenario, each over TLS and then plain HTTP, a baseline right before the
+# chatterd scenario it is compared with over the same transport. pgbench runs once (it has no
+# transport), getmaps-conns over TLS only (phones poll over TLS).
+bench_run_all() {
+    local group transport name
+    for group in 'nginx-tiny-1w tiny' nginx-tiny 'nginx-getmaps getmaps' 'nginx-getmaps-gzip getmaps-gzip' \
+        getmaps-conns pgbench post mix; do
+        for transport in tls plain; do
+            for name in $group; do
+                [[ $transport == plain && ($name == pgbench || $name == getmaps-conns) ]] && continue
+                bench_run "$name" "$transport"
+            done
+        done
+    done
+}

@@ -1,0 +1,37 @@
+# shellcheck shell=bash
+# One wrk scenario: load a server for the run's duration, sample its memory and CPU, and append a row
+# to the results file. Needs BENCH_OUT, BENCH_THREADS, BENCH_DURATION and BENCH_RESULTS.
+
+# Appends one results row: NAME TRANSPORT RPS P50_MS P99_MS MAX_MS ERRORS REQUESTS RSS_MB CPU_S BYTES_READ.
+bench_record() {
+    local IFS=$'\t'
+    printf '%s\n' "$*" >>"$BENCH_RESULTS"
+}
+
+# Runs wrk against URL (a full URL, path included) with CONNECTIONS connections while sampling the
+# server process PID; extra arguments go to wrk (a -s script replaces report.lua; it must require it).
+# Usage: bench_wrk NAME TRANSPORT PID CONNECTIONS URL [WRK-OPTIONS...]
+bench_wrk() {
+    local name=$1 transport=$2 pid=$3 connections=$4 url=$5
+    shift 5
+    local file=$BENCH_OUT/wrk-$name-$transport.txt usage fields bytes script=(-s bench/lua/report.lua)
+    [[ " $* " == *' -s '* ]] && script=()
+    kill -0 "$pid" 2>/dev/null || die "the server for $name ($transport), pid $pid, is gone (logs in $BENCH_OUT)"
+    log "$name ($transport): wrk -t$BENCH_THREADS -c$connections -d${BENCH_DURATION}s $* $url"
+    sample_begin "$pid"
+    # --timeout 30s: a large /getmaps body (100 000 rows) may take seconds under 64 connections; it
+    # should count as slow, not as an error.
+    run_tracked "$file" wrk -t"$BENCH_THREADS" -c"$connections" -d"${BENCH_DURATION}s" --timeout 30s \
+        "${script[@]}" "$@" "$url" || die "wrk failed (see $file)"
+    usage=$(sample_end)
+    kill -0 "$pid" 2>/dev/null || die "the server (pid $pid) died during $name ($transport)"
+    fields=$(awk '/^BENCH / {
+            for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+            printf "%s %.3f %.3f %.3f %d %d\n", v["rps"], v["p50_us"] / 1000, v["p99_us"] / 1000,
+                v["max_us"] / 1000, v["status_errors"] + v["socket_errors"], v["requests"]
+        }' "$file")
+    bytes=$(sed -n 's/^BENCH .* bytes=\([0-9]*\) .*/\1/p' "$file")
+    [[ -n $fields ]] || die "no BENCH line in $file"
+    # shellcheck disable=SC2086 # the fields are numbers, split on purpose
+    bench_record "$name" "$transport" $fields $usage "$bytes"
+}
