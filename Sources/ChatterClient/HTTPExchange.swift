@@ -19,21 +19,30 @@ public enum HTTPExchange {
             try stream.write(request.bytes)
         } catch {
             // A server may answer early (413, say) and close before reading the whole body: read what it said.
-            guard let response = try? readResponse(from: stream, parser: &parser) else { throw error }
+            guard let response = try? readResponse(from: stream, parser: &parser, tls: server.usesTLS) else {
+                throw error
+            }
             return response
         }
-        return try readResponse(from: stream, parser: &parser)
+        return try readResponse(from: stream, parser: &parser, tls: server.usesTLS)
     }
 
     /// Reads until the parser has a whole response, or the peer closes.
     private static func readResponse(
-        from stream: any ByteStream, parser: inout HTTPResponseParser
+        from stream: any ByteStream, parser: inout HTTPResponseParser, tls: Bool
     ) throws(ClientError) -> HTTPClientResponse {
         var buffer = [UInt8](repeating: 0, count: readSize)
-        while true {
-            let count = try stream.read(into: &buffer)
-            if count == 0 { return try parser.finish() }
-            if let response = try parser.receive(buffer[..<count]) { return response }
+        var received = 0
+        do {
+            while true {
+                let count = try stream.read(into: &buffer)
+                received += count
+                if count == 0 { return try parser.finish() }
+                if let response = try parser.receive(buffer[..<count]) { return response }
+            }
+        } catch .connection(let message) where !tls && received == 0 {
+            // A TLS server drops a plain-HTTP request without a word; say what probably happened.
+            throw .connection("\(message) (if the server speaks TLS, use an https:// URL)")
         }
     }
 }
