@@ -9,8 +9,10 @@ struct ArgumentScanner {
         "--timeout",
     ]
     /// Options without a value, with their short spellings mapped to the long ones.
-    static let switchFlags = ["--maps": "--maps", "--help": "--help", "-h": "--help", "--version": "--version",
-                              "-V": "--version"]
+    static let switchFlags = [
+        "--maps": "--maps", "--help": "--help", "-h": "--help", "--version": "--version",
+        "-V": "--version",
+    ]
 
     /// The first word that is not an option or an option's value.
     private(set) var command: String?

@@ -32,13 +32,14 @@ public enum ChattResponse {
             guard case .array(let elements) = item, elements.count == width else {
                 throw .malformedResponse("row \(index) is not an array of \(width) elements")
             }
-            rows.append(try elements.map { (element) throws(ClientError) -> String? in
-                switch element {
-                case .string(let text): return text
-                case .null: return nil
-                default: throw .malformedResponse("row \(index) holds a value that is neither a string nor null")
-                }
-            })
+            rows.append(
+                try elements.map { (element) throws(ClientError) -> String? in
+                    switch element {
+                    case .string(let text): return text
+                    case .null: return nil
+                    default: throw .malformedResponse("row \(index) holds a value that is neither a string nor null")
+                    }
+                })
         }
         return rows
     }
@@ -61,6 +62,7 @@ public enum ChattResponse {
 
     /// Keeps server text to one terminal line without control characters (no escape sequences reach the terminal).
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 }

@@ -26,6 +26,7 @@ extension ChatterCommand {
 }
 
 extension PostCommand {
+    /// The post options of a scanned command line.
     init(_ scan: ArgumentScanner) throws(ClientError) {
         guard let name = scan.values["--name"] else { throw .usage("post needs --name") }
         guard let message = scan.values["--message"] else { throw .usage("post needs --message") }
@@ -47,6 +48,7 @@ extension PostCommand {
 }
 
 extension GetCommand {
+    /// The get options of a scanned command line.
     init(_ scan: ArgumentScanner) throws(ClientError) {
         let text = scan.values["--format"] ?? Format.table.rawValue
         guard let format = Format(rawValue: text) else {
@@ -57,13 +59,15 @@ extension GetCommand {
 }
 
 extension ConnectionOptions {
+    /// Server, CA file and timeout: from the flags, else the environment, else the defaults.
     init(_ scan: ArgumentScanner, _ environment: [String: String], _ fileExists: (String) -> Bool) throws(ClientError) {
         // An empty variable counts as unset, as shells make it easy to export one by mistake.
         func setting(_ flag: String, _ variable: String) -> String? {
             scan.values[flag] ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
         }
         let server = try ServerURL(parsing: setting("--server", "CHATTER_SERVER") ?? Self.defaultServer)
-        let caFile = setting("--cacert", "CHATTER_CACERT") ?? (fileExists(Self.defaultCAFile) ? Self.defaultCAFile : nil)
+        let caFile =
+            setting("--cacert", "CHATTER_CACERT") ?? (fileExists(Self.defaultCAFile) ? Self.defaultCAFile : nil)
         var timeout = Self.defaultTimeoutSeconds
         if let text = scan.values["--timeout"] {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {

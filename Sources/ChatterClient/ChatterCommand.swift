@@ -1,14 +1,20 @@
 /// What the `chatter` command line asked for.
 public enum ChatterCommand: Equatable, Sendable {
+    /// Send one chatt.
     case post(PostCommand, ConnectionOptions)
+    /// Fetch and print the chatts.
     case get(GetCommand, ConnectionOptions)
+    /// Print the usage text.
     case help
+    /// Print the version.
     case version
 }
 
 /// `chatter post`: one chatt, with or without a location.
 public struct PostCommand: Equatable, Sendable {
+    /// The poster's name; the server checks its length.
     public var name: String
+    /// The message; may be empty.
     public var message: String
     /// nil posts `"geodata": null`.
     public var location: Location?
@@ -25,11 +31,13 @@ public struct PostCommand: Equatable, Sendable {
 public struct GetCommand: Equatable, Sendable {
     /// How rows are printed.
     public enum Format: String, CaseIterable, Sendable {
+        /// Aligned columns (`TableFormatter`), JSON rows (`RowsJSONFormatter`), GeoJSON (`GeoJSONFormatter`).
         case table, json, geojson
     }
 
     /// `--maps`: fetch `/getmaps` (rows with geodata) rather than `/getchatts`.
     public var maps: Bool
+    /// `--format`.
     public var format: Format
 
     /// A get with the given options.
@@ -53,6 +61,7 @@ public struct ConnectionOptions: Equatable, Sendable {
     /// The default `--timeout`, in seconds.
     public static let defaultTimeoutSeconds = 10.0
 
+    /// `--server`.
     public var server: ServerURL
     /// PEM file of trusted certificates; nil uses the system's trust store.
     public var caFile: String?

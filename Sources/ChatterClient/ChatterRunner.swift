@@ -43,9 +43,10 @@ public enum ChatterRunner {
             return Output(text: RowsJSONFormatter.render(rows), warnings: [])
         case .geojson:
             let output = GeoJSONFormatter.render(rows)
-            let warnings = output.skipped == 0 ? [] : [
-                "left out \(output.skipped) chatt(s) whose geodata is not [lat, lon, facing, speed]"
-            ]
+            var warnings: [String] = []
+            if output.skipped > 0 {
+                warnings.append("left out \(output.skipped) chatt(s) whose geodata is not [lat, lon, facing, speed]")
+            }
             return Output(text: output.text, warnings: warnings)
         }
     }

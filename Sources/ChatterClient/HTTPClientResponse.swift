@@ -26,6 +26,7 @@ public struct HTTPClientResponse: Equatable, Sendable {
     /// Compares status, reason, headers and body.
     public static func == (lhs: HTTPClientResponse, rhs: HTTPClientResponse) -> Bool {
         lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.body == rhs.body
-            && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+            && lhs.headers.map(\.name) == rhs.headers.map(\.name)
+            && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 }

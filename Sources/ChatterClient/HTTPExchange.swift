@@ -11,9 +11,10 @@ public enum HTTPExchange {
         // The CA file is checked before connecting, so a typo in --cacert is reported as such.
         let context = server.usesTLS ? try TLSClientContext(caFile: options.caFile) : nil
         let socket = try TCPSocket(connectingTo: server.host, port: server.port, timeoutSeconds: options.timeoutSeconds)
-        let stream: any ByteStream = try context.map { (context) throws(ClientError) in
-            try TLSStream(over: socket, context: context, server: server)
-        } ?? socket
+        let stream: any ByteStream =
+            try context.map { (context) throws(ClientError) in
+                try TLSStream(over: socket, context: context, server: server)
+            } ?? socket
         var parser = HTTPResponseParser()
         do {
             try stream.write(request.bytes)

@@ -55,7 +55,8 @@ extension HTTPResponseParser {
         }
         let codings = values(of: "content-encoding").filter { $0.lowercased() != "identity" }
         guard codings.isEmpty else {
-            throw .malformedResponse("body encoded as \(codings.joined(separator: ", ")), which chatter did not ask for")
+            throw .malformedResponse(
+                "body encoded as \(codings.joined(separator: ", ")), which chatter did not ask for")
         }
         let transfer = values(of: "transfer-encoding")
         if !transfer.isEmpty {
@@ -67,9 +68,10 @@ extension HTTPResponseParser {
             return
         }
         // A list of identical values is allowed (RFC 9110 §8.6); anything else is not.
-        let lengths = Set(values(of: "content-length").flatMap { $0.split(separator: ",") }.map {
-            String(decoding: ByteSet.trimmingWhitespace(ArraySlice($0.utf8)), as: UTF8.self)
-        })
+        let lengths = Set(
+            values(of: "content-length").flatMap { $0.split(separator: ",") }.map {
+                String(decoding: ByteSet.trimmingWhitespace(ArraySlice($0.utf8)), as: UTF8.self)
+            })
         guard let length = lengths.first else {
             state = .bodyUntilClose
             return
@@ -85,4 +87,3 @@ extension HTTPResponseParser {
         headers.filter { $0.name.lowercased() == name }.map(\.value)
     }
 }
-

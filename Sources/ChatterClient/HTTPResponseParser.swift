@@ -12,16 +12,25 @@ public struct HTTPResponseParser {
     /// Default body limit: far above any real `/getmaps`, low enough to stop a runaway server.
     public static let defaultMaxBodyBytes = 512 * 1024 * 1024
 
+    /// Which part of the response comes next.
     enum State {
-        case statusLine, fields, fixedBody(remaining: Int), bodyUntilClose
-        case chunkSize, chunkData(remaining: Int), chunkDataEnd, trailers, done
+        case statusLine, fields
+        case fixedBody(remaining: Int)
+        case bodyUntilClose
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd, trailers, done
     }
 
     /// The body limit this parser enforces.
     public let maxBodyBytes: Int
+    /// Where parsing stands.
     var state = State.statusLine
+    /// The status code of the head parsed last.
     var status = 0
+    /// Its reason phrase.
     var reason = ""
+    /// Its header fields.
     var headers: [(name: String, value: String)] = []
     private var headBytes = 0
     private var buffer: [UInt8] = []
@@ -143,10 +152,12 @@ public struct HTTPResponseParser {
 
 /// Byte classes used by the parser.
 enum ByteSet {
+    /// `HEXDIG` (RFC 5234 Appendix B.1), either case.
     static func isHexDigit(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"): true
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
         default: false
         }
     }
@@ -163,7 +174,8 @@ enum ByteSet {
     static func isTokenChar(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
         default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }

@@ -1,11 +1,12 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A parsed `--server` URL: `http` or `https`, a host name or IP literal, a port and an optional base path.
 public struct ServerURL: Equatable, Sendable, CustomStringConvertible {
     /// What kind of host the URL names; decides SNI and which certificate check applies.
     public enum HostKind: Equatable, Sendable {
+        /// A DNS name, a dotted-quad IPv4 address, or a bracketed IPv6 address.
         case name, ipv4, ipv6
     }
 
@@ -78,12 +79,13 @@ public struct ServerURL: Equatable, Sendable, CustomStringConvertible {
             hostPart = authority[..<colon]
             portPart = authority[authority.index(after: colon)...]
         }
-        let port = try portPart.map { (part) throws(ClientError) -> UInt16 in
-            guard part.allSatisfy(\.isASCII), let number = UInt16(part), number > 0 else {
-                throw invalid(text, "the port must be a number from 1 to 65535")
-            }
-            return number
-        } ?? (usesTLS ? 443 : 80)
+        let port =
+            try portPart.map { (part) throws(ClientError) -> UInt16 in
+                guard part.allSatisfy(\.isASCII), let number = UInt16(part), number > 0 else {
+                    throw invalid(text, "the port must be a number from 1 to 65535")
+                }
+                return number
+            } ?? (usesTLS ? 443 : 80)
         let host = String(hostPart).lowercased()
         if authority.hasPrefix("[") { return (host, .ipv6, port) }
         guard !host.isEmpty, host.unicodeScalars.allSatisfy(isHostNameScalar) else {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connected TCP socket, blocking, with send and receive timeouts.
@@ -113,7 +113,8 @@ final class TCPSocket: ByteStream {
         if code == EINPROGRESS { code = waitConnected(fd, timeoutSeconds: timeoutSeconds) }
         guard code == 0 else {
             close(fd)
-            return .failed(code == ETIMEDOUT ? "timed out after \(seconds(timeoutSeconds))" : String(cString: strerror(code)))
+            return .failed(
+                code == ETIMEDOUT ? "timed out after \(seconds(timeoutSeconds))" : String(cString: strerror(code)))
         }
         // Blocking from here on, with kernel timeouts: OpenSSL then needs no event loop.
         _ = fcntl(fd, F_SETFL, flags)

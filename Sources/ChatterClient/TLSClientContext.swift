@@ -1,6 +1,7 @@
 import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The client's OpenSSL context: TLS 1.2 or 1.3, and peer verification against the chosen trust anchors.

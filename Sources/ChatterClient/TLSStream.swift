@@ -1,6 +1,7 @@
 import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// TLS over a connected socket: SNI, ALPN `http/1.1`, and the certificate checked for the URL's host.
@@ -56,7 +57,8 @@ final class TLSStream: ByteStream {
     private static func expectPeer(_ session: OpaquePointer, _ server: ServerURL) -> Bool {
         switch server.hostKind {
         case .name:
-            return COpenSSL_SSL_set_tlsext_host_name(session, server.host) == 1 && SSL_set1_host(session, server.host) == 1
+            return COpenSSL_SSL_set_tlsext_host_name(session, server.host) == 1
+                && SSL_set1_host(session, server.host) == 1
                 && setALPN(session)
         case .ipv4, .ipv6:
             // RFC 6066 §3 forbids IP literals in SNI.
@@ -80,13 +82,14 @@ final class TLSStream: ByteStream {
         guard name == "http/1.1" else { throw .tls("the server chose ALPN protocol \(name), not http/1.1") }
     }
 
-    /// Names the cause of a failed handshake: untrusted certificate, timeout, a peer not speaking TLS, or OpenSSL's text.
+    /// Names why the handshake failed: untrusted certificate, timeout, a peer not speaking TLS, or OpenSSL's text.
     private func handshakeFailure(_ result: Int32, context: TLSClientContext, server: ServerURL) -> ClientError {
         let verify = SSL_get_verify_result(session)
         if verify != X509_V_OK {
             _ = OpenSSLErrorQueue.drain()
             let why = String(cString: X509_verify_cert_error_string(verify))
-            return .tls("the server's certificate is not trusted for \(server.host): \(why) (trusting \(context.trustDescription))")
+            let trusted = "trusting \(context.trustDescription)"
+            return .tls("the server's certificate is not trusted for \(server.host): \(why) (\(trusted))")
         }
         let code = SSL_get_error(session, result)
         if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE {

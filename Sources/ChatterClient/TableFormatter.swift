@@ -17,10 +17,13 @@ public enum TableFormatter {
             titles += ["LAT", "LON", "FACING", "SPEED"]
             limits += Array(repeating: maxLocationWidth, count: 4)
         }
-        let lines = [titles] + rows.map { row in
-            let fields = [time(field(row, 3)), field(row, 0), field(row, 1)] + (maps ? location(field(row, 4)) : [])
-            return zip(fields, limits).map { cell($0, limit: $1) }
-        }
+        let lines =
+            [titles]
+            + rows.map { row in
+                let fields =
+                    [time(field(row, 3)), field(row, 0), field(row, 1)] + (maps ? location(field(row, 4)) : [])
+                return zip(fields, limits).map { cell($0, limit: $1) }
+            }
         let widths = titles.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
         return lines.map { fields in
             // Every column but the last is padded, so no line ends in spaces.

@@ -1,11 +1,13 @@
 import ChatterClient
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Entry point of `chatter`: parses the command line, runs the command, prints, and exits with its status.
 @main
 enum Chatter {
+    /// Runs the command line's command; exits with its failure's status (see `chatter --help`).
     static func main() {
         // OpenSSL writes with write(): a server closing early must end in an error message, not SIGPIPE.
         signal(SIGPIPE, SIG_IGN)

@@ -17,11 +17,14 @@ import Testing
 
     @Test func postWithoutLocationHasNullGeodata() throws {
         let command = try parse(["post", "--name", "alice", "--message", "hi"])
-        #expect(command == .post(PostCommand(name: "alice", message: "hi"), ConnectionOptions(server: local, caFile: nil)))
+        #expect(
+            command == .post(PostCommand(name: "alice", message: "hi"), ConnectionOptions(server: local, caFile: nil)))
     }
 
     @Test func postWithLocationAndEqualsForm() throws {
-        let command = try parse(["--name=alice", "post", "--message=", "--lat", "42.5", "--lon=-83.25", "--facing", "North"])
+        let command = try parse([
+            "--name=alice", "post", "--message=", "--lat", "42.5", "--lon=-83.25", "--facing", "North",
+        ])
         let expected = PostCommand(
             name: "alice", message: "", location: Location(latitude: 42.5, longitude: -83.25, facing: "North"))
         #expect(command == .post(expected, ConnectionOptions(server: local, caFile: nil)))
@@ -29,13 +32,19 @@ import Testing
 
     @Test func valuesMayStartWithDashes() throws {
         let command = try parse(["post", "--name", "-x-", "--message", "--help"])
-        #expect(command == .post(PostCommand(name: "-x-", message: "--help"), ConnectionOptions(server: local, caFile: nil)))
+        #expect(
+            command == .post(PostCommand(name: "-x-", message: "--help"), ConnectionOptions(server: local, caFile: nil))
+        )
     }
 
     @Test func getOptions() throws {
         #expect(try parse(["get"]) == .get(GetCommand(), ConnectionOptions(server: local, caFile: nil)))
         let command = try parse(["get", "--maps", "--format", "json", "--timeout", "2.5"])
-        #expect(command == .get(GetCommand(maps: true, format: .json), ConnectionOptions(server: local, caFile: nil, timeoutSeconds: 2.5)))
+        #expect(
+            command
+                == .get(
+                    GetCommand(maps: true, format: .json),
+                    ConnectionOptions(server: local, caFile: nil, timeoutSeconds: 2.5)))
         #expect(GetCommand(maps: false, format: .geojson).endpoint == "getmaps")
         #expect(GetCommand(maps: false, format: .json).endpoint == "getchatts")
     }
@@ -101,8 +110,10 @@ import Testing
 
     @Test func usageErrorsExitWith64() {
         #expect(ClientError.usage("x").exitCode == 64)
-        let codes = [ClientError.usage(""), .tls(""), .connection(""), .httpStatus(code: 400, reason: ""),
-                     .malformedResponse("")].map(\.exitCode)
+        let codes = [
+            ClientError.usage(""), .tls(""), .connection(""), .httpStatus(code: 400, reason: ""),
+            .malformedResponse(""),
+        ].map(\.exitCode)
         #expect(Set(codes).count == codes.count, "each failure kind has its own exit status")
     }
 }

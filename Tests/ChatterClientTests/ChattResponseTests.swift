@@ -11,10 +11,14 @@ func response(_ status: Int, _ body: String, reason: String = "", headers: [(Str
 
 @Suite struct ChattResponseTests {
     @Test func mapsRowsDecodeAsOptionalStrings() throws {
-        let body = #"[["alice","hi","id-1","2026-03-25T08:11:59.123456Z","[1,2,\"N\",\"s\"]"],["bob","","id-2","t",null]]"#
+        let body =
+            #"[["alice","hi","id-1","2026-03-25T08:11:59.123456Z","[1,2,\"N\",\"s\"]"],["bob","","id-2","t",null]]"#
         let rows = try ChattResponse.rows(response(200, body), width: 5)
-        #expect(rows == [["alice", "hi", "id-1", "2026-03-25T08:11:59.123456Z", #"[1,2,"N","s"]"#],
-                         ["bob", "", "id-2", "t", nil]])
+        #expect(
+            rows == [
+                ["alice", "hi", "id-1", "2026-03-25T08:11:59.123456Z", #"[1,2,"N","s"]"#],
+                ["bob", "", "id-2", "t", nil],
+            ])
         #expect(try ChattResponse.rows(response(200, " [ ] "), width: 4) == [])
     }
 
@@ -28,12 +32,14 @@ func response(_ status: Int, _ body: String, reason: String = "", headers: [(Str
         ("", "the body is not JSON"),
     ])
     func malformedRows(body: String, message: String) {
-        #expect(performing: {
-            _ = try ChattResponse.rows(response(200, body), width: 5)
-        }, throws: { error in
-            guard case .malformedResponse(let text) = error as? ClientError else { return false }
-            return text.contains(message)
-        })
+        #expect(
+            performing: {
+                _ = try ChattResponse.rows(response(200, body), width: 5)
+            },
+            throws: { error in
+                guard case .malformedResponse(let text) = error as? ClientError else { return false }
+                return text.contains(message)
+            })
     }
 
     @Test func errorStatusCarriesTheServersReason() {

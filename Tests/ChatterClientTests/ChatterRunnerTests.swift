@@ -15,12 +15,15 @@ import Testing
     }
 
     @Test func postSendsTheAppsBody() throws {
-        let words = ["post", "--server", "https://example.org:8443/base", "--name", "alice", "--message", "hi",
-                     "--lat", "42.2936", "--lon", "-83.7166", "--facing", "North", "--speed", "walking"]
+        let words = [
+            "post", "--server", "https://example.org:8443/base", "--name", "alice", "--message", "hi",
+            "--lat", "42.2936", "--lon", "-83.7166", "--facing", "North", "--speed", "walking",
+        ]
         let (output, request) = try run(words, answer: response(200, "{}"))
         #expect(output == ChatterRunner.Output(text: "", warnings: []))
         let body = #"{"name":"alice","message":"hi","geodata":"[42.2936,-83.7166,\"North\",\"walking\"]"}"#
-        let expected = "POST /base/postmaps HTTP/1.1\r\nHost: example.org:8443\r\nUser-Agent: chatter/\(chatterVersion)\r\n"
+        let expected =
+            "POST /base/postmaps HTTP/1.1\r\nHost: example.org:8443\r\nUser-Agent: chatter/\(chatterVersion)\r\n"
             + "Accept: application/json\r\nConnection: close\r\n"
             + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         #expect(request.map { String(decoding: $0.bytes, as: UTF8.self) } == expected)
@@ -30,7 +33,9 @@ import Testing
         let chatts = #"[["a","m","id","2026-03-25T08:11:59.123456Z"]]"#
         let (table, request) = try run(["get", "--server", "http://h"], answer: response(200, chatts))
         #expect(request?.target == "/getchatts" && request?.method == "GET" && request?.jsonBody == nil)
-        #expect(request.map { String(decoding: $0.bytes, as: UTF8.self) }?.hasPrefix("GET /getchatts HTTP/1.1\r\nHost: h\r\n") == true)
+        #expect(
+            request.map { String(decoding: $0.bytes, as: UTF8.self) }?.hasPrefix(
+                "GET /getchatts HTTP/1.1\r\nHost: h\r\n") == true)
         #expect(table.text.hasSuffix("2026-03-25 08:11:59  a     m\n"))
 
         let maps = #"[["a","m","id","t","[1,2,\"N\",\"s\"]"],["b","m","id","t","[1,2]"]]"#

@@ -4,11 +4,15 @@ import Testing
 @testable import ChatterClient
 
 let sampleRows: [[String?]] = [
-    ["alice", "hi", "3f2b0c9e-8a4d-4f7e-9a51-2c6d1e0b7a11", "2026-03-25T08:11:59.123456Z",
-     #"[42.2936,-83.7166,"North","walking"]"#],
+    [
+        "alice", "hi", "3f2b0c9e-8a4d-4f7e-9a51-2c6d1e0b7a11", "2026-03-25T08:11:59.123456Z",
+        #"[42.2936,-83.7166,"North","walking"]"#,
+    ],
     ["bob", "no location", "9c0e0000-0000-4000-8000-000000000001", "2026-03-25T08:12:03.000001Z", nil],
-    ["carol", "south", "9c0e0000-0000-4000-8000-000000000002", "2026-03-25T08:12:04.000001Z",
-     #"[-33.5,151.25,"East","driving"]"#],
+    [
+        "carol", "south", "9c0e0000-0000-4000-8000-000000000002", "2026-03-25T08:12:04.000001Z",
+        #"[-33.5,151.25,"East","driving"]"#,
+    ],
     ["dave", "broken", "9c0e0000-0000-4000-8000-000000000003", "2026-03-25T08:12:05.000001Z", "[1,2]"],
 ]
 
@@ -16,14 +20,15 @@ let sampleRows: [[String?]] = [
     @Test func chattsTableIsAligned() {
         let rows = sampleRows.map { Array($0.prefix(4)) }
         let text = TableFormatter.render(rows, maps: false)
-        #expect(text == """
-            TIME (UTC)           NAME   MESSAGE
-            2026-03-25 08:11:59  alice  hi
-            2026-03-25 08:12:03  bob    no location
-            2026-03-25 08:12:04  carol  south
-            2026-03-25 08:12:05  dave   broken
+        #expect(
+            text == """
+                TIME (UTC)           NAME   MESSAGE
+                2026-03-25 08:11:59  alice  hi
+                2026-03-25 08:12:03  bob    no location
+                2026-03-25 08:12:04  carol  south
+                2026-03-25 08:12:05  dave   broken
 
-            """)
+                """)
     }
 
     @Test func mapsTableShowsLocationColumns() {
@@ -68,13 +73,15 @@ let sampleRows: [[String?]] = [
         #expect(root["type"] == .string("FeatureCollection"))
         let features = try #require(root["features"]?.arrayItems)
         #expect(features.count == 2, "bob has no location, dave's is broken")
-        try checkFeature(features[0], lon: -83.7166, lat: 42.2936, row: sampleRows[0], facing: "North", speed: "walking")
+        try checkFeature(
+            features[0], lon: -83.7166, lat: 42.2936, row: sampleRows[0], facing: "North", speed: "walking")
         try checkFeature(features[1], lon: 151.25, lat: -33.5, row: sampleRows[2], facing: "East", speed: "driving")
     }
 
     @Test func emptyCollection() throws {
         let output = GeoJSONFormatter.render([sampleRows[1]])
-        #expect(output == GeoJSONFormatter.Output(text: "{\"type\":\"FeatureCollection\",\"features\":[]}\n", skipped: 0))
+        #expect(
+            output == GeoJSONFormatter.Output(text: "{\"type\":\"FeatureCollection\",\"features\":[]}\n", skipped: 0))
     }
 
     /// RFC 7946: a Feature with a Point geometry of [longitude, latitude] and the chatt in its properties.
@@ -88,8 +95,10 @@ let sampleRows: [[String?]] = [
         let coordinates = try #require(geometry["coordinates"]?.arrayItems)
         #expect(coordinates.map(\.numberValue) == [lon, lat], "GeoJSON order is [longitude, latitude]")
         let properties = try #require(feature["properties"])
-        let expected: [(String, String?)] = [("name", row[0]), ("message", row[1]), ("id", row[2]),
-                                             ("timestamp", row[3]), ("facing", facing), ("speed", speed)]
+        let expected: [(String, String?)] = [
+            ("name", row[0]), ("message", row[1]), ("id", row[2]),
+            ("timestamp", row[3]), ("facing", facing), ("speed", speed),
+        ]
         for (key, value) in expected {
             #expect(properties[key] == value.map(JSONValue.string), "property \(key)")
         }

@@ -32,30 +32,43 @@ func splits(_ wire: [UInt8]) -> [[ArraySlice<UInt8>]] {
     }
 
     @Test(arguments: [
-        Case(note: "content-length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", closed: false,
-             status: 200, body: "{}"),
-        Case(note: "bytes after the body are ignored", wire: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}XYZ",
-             closed: false, status: 200, body: "{}"),
-        Case(note: "content-length list of equal values", wire: "HTTP/1.1 200 OK\r\nContent-length: 3 , 3\r\n\r\nabc",
-             closed: false, status: 200, body: "abc"),
-        Case(note: "zero length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", closed: false, status: 200,
-             body: ""),
-        Case(note: "chunked with extension and trailer",
-             wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n3;x=y\r\n[\"a\r\n0A \r\n\",\"b\",\"c\"]\r\n0\r\nX-T: 1\r\n\r\n",
-             closed: false, status: 200, body: "[\"a\",\"b\",\"c\"]"),
-        Case(note: "bare LF line ends", wire: "HTTP/1.1 200 OK\nContent-Length: 1\n\nx", closed: false, status: 200,
-             body: "x"),
-        Case(note: "close-delimited body", wire: "HTTP/1.0 200 OK\r\n\r\n[1,2]", closed: true, status: 200,
-             body: "[1,2]"),
-        Case(note: "interim 100 Continue is skipped",
-             wire: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\n!", closed: false,
-             status: 201, body: "!"),
-        Case(note: "204 has no body even with a length", wire: "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n",
-             closed: false, status: 204, body: ""),
-        Case(note: "no reason phrase", wire: "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n", closed: false, status: 404,
-             body: ""),
-        Case(note: "identity content-encoding", wire: "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 1\r\n\r\n1",
-             closed: false, status: 200, body: "1"),
+        Case(
+            note: "content-length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", closed: false,
+            status: 200, body: "{}"),
+        Case(
+            note: "bytes after the body are ignored", wire: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}XYZ",
+            closed: false, status: 200, body: "{}"),
+        Case(
+            note: "content-length list of equal values", wire: "HTTP/1.1 200 OK\r\nContent-length: 3 , 3\r\n\r\nabc",
+            closed: false, status: 200, body: "abc"),
+        Case(
+            note: "zero length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", closed: false, status: 200,
+            body: ""),
+        Case(
+            note: "chunked with extension and trailer",
+            wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                + "3;x=y\r\n[\"a\r\n0A \r\n\",\"b\",\"c\"]\r\n0\r\nX-T: 1\r\n\r\n",
+            closed: false, status: 200, body: "[\"a\",\"b\",\"c\"]"),
+        Case(
+            note: "bare LF line ends", wire: "HTTP/1.1 200 OK\nContent-Length: 1\n\nx", closed: false, status: 200,
+            body: "x"),
+        Case(
+            note: "close-delimited body", wire: "HTTP/1.0 200 OK\r\n\r\n[1,2]", closed: true, status: 200,
+            body: "[1,2]"),
+        Case(
+            note: "interim 100 Continue is skipped",
+            wire: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\n!", closed: false,
+            status: 201, body: "!"),
+        Case(
+            note: "204 has no body even with a length", wire: "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n",
+            closed: false, status: 204, body: ""),
+        Case(
+            note: "no reason phrase", wire: "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n", closed: false, status: 404,
+            body: ""),
+        Case(
+            note: "identity content-encoding",
+            wire: "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 1\r\n\r\n1",
+            closed: false, status: 200, body: "1"),
     ])
     func parses(_ c: Case) throws {
         for pieces in splits(Array(c.wire.utf8)) {
@@ -66,7 +79,8 @@ func splits(_ wire: [UInt8]) -> [[ArraySlice<UInt8>]] {
     }
 
     @Test func headersAndReasonAreKept() throws {
-        let wire = "HTTP/1.1 422 Unprocessable Content\r\nContent-Type:  application/json \r\nX-A: 1\r\nx-a: 2\r\n"
+        let wire =
+            "HTTP/1.1 422 Unprocessable Content\r\nContent-Type:  application/json \r\nX-A: 1\r\nx-a: 2\r\n"
             + "Content-Length: 0\r\n\r\n"
         let response = try #require(try parseResponse([Array(wire.utf8)[...]], closed: false))
         #expect(response.reason == "Unprocessable Content")
@@ -95,30 +109,43 @@ func splits(_ wire: [UInt8]) -> [[ArraySlice<UInt8>]] {
         ("space before colon", "HTTP/1.1 200 OK\r\nContent-Length : 1\r\n\r\nx", false, "bad header field"),
         ("folded field", "HTTP/1.1 200 OK\r\nX: a\r\n  b\r\n\r\n", false, "bad header field"),
         ("control in value", "HTTP/1.1 200 OK\r\nX: a\u{1}b\r\n\r\n", false, "control character"),
-        ("conflicting lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", false,
-         "bad Content-Length"),
+        (
+            "conflicting lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", false,
+            "bad Content-Length"
+        ),
         ("signed length", "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\nx", false, "bad Content-Length"),
         ("huge length", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", false, "bad Content-Length"),
-        ("gzip body", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 1\r\n\r\nx", false, "encoded as gzip"),
-        ("gzip transfer coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", false,
-         "unsupported transfer coding"),
+        (
+            "gzip body", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 1\r\n\r\nx", false,
+            "encoded as gzip"
+        ),
+        (
+            "gzip transfer coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", false,
+            "unsupported transfer coding"
+        ),
         ("bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false, "bad chunk size"),
-        ("signed chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+1\r\nx\r\n0\r\n\r\n", false,
-         "bad chunk size"),
-        ("chunk overrun", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxy\r\n0\r\n\r\n", false,
-         "chunk data longer"),
+        (
+            "signed chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+1\r\nx\r\n0\r\n\r\n", false,
+            "bad chunk size"
+        ),
+        (
+            "chunk overrun", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxy\r\n0\r\n\r\n", false,
+            "chunk data longer"
+        ),
         ("upgrade", "HTTP/1.1 101 Switching Protocols\r\n\r\n", false, "switched protocols"),
         ("truncated body", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", true, "3 bytes before the end"),
         ("truncated chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", true, "last chunk"),
         ("truncated head", "HTTP/1.1 200 OK\r\nContent-", true, "middle of the response head"),
     ])
     func rejects(note: String, wire: String, closed: Bool, message: String) {
-        #expect(performing: {
-            _ = try parseResponse([Array(wire.utf8)[...]], closed: closed)
-        }, throws: { error in
-            guard case .malformedResponse(let text) = error as? ClientError else { return false }
-            return text.contains(message)
-        })
+        #expect(
+            performing: {
+                _ = try parseResponse([Array(wire.utf8)[...]], closed: closed)
+            },
+            throws: { error in
+                guard case .malformedResponse(let text) = error as? ClientError else { return false }
+                return text.contains(message)
+            })
     }
 
     @Test func closedBeforeAnyByteIsAConnectionFailure() {
@@ -140,7 +167,8 @@ func splits(_ wire: [UInt8]) -> [[ArraySlice<UInt8>]] {
         let exact = Array("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\(body.dropLast())".utf8)
         #expect(try parseResponse([exact[...]], closed: false, maxBodyBytes: 100)?.body.count == 100)
 
-        let longLine = Array("HTTP/1.1 200 OK\r\nX: \(String(repeating: "a", count: HTTPResponseParser.maxLineBytes))".utf8)
+        let longLine = Array(
+            "HTTP/1.1 200 OK\r\nX: \(String(repeating: "a", count: HTTPResponseParser.maxLineBytes))".utf8)
         #expect(throws: ClientError.malformedResponse("line too long")) {
             _ = try parseResponse([longLine[...]], closed: false)
         }

@@ -1,6 +1,7 @@
 import Dispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A one-connection TCP server on 127.0.0.1 for transport tests: it reads the request head, then sends

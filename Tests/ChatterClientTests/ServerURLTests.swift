@@ -15,18 +15,24 @@ import Testing
     }
 
     @Test(arguments: [
-        Case(text: "https://localhost:8443", tls: true, host: "localhost", kind: .name, port: 8443, base: "",
-             hostHeader: "localhost:8443"),
-        Case(text: "HTTPS://Chatter.Example.ORG/", tls: true, host: "chatter.example.org", kind: .name, port: 443,
-             base: "", hostHeader: "chatter.example.org"),
-        Case(text: "http://127.0.0.1", tls: false, host: "127.0.0.1", kind: .ipv4, port: 80, base: "",
-             hostHeader: "127.0.0.1"),
-        Case(text: "https://[::1]:9000/api/v1//", tls: true, host: "::1", kind: .ipv6, port: 9000, base: "/api/v1",
-             hostHeader: "[::1]:9000"),
-        Case(text: "http://[2001:db8::1]", tls: false, host: "2001:db8::1", kind: .ipv6, port: 80, base: "",
-             hostHeader: "[2001:db8::1]"),
-        Case(text: "https://10.0.0.7:443", tls: true, host: "10.0.0.7", kind: .ipv4, port: 443, base: "",
-             hostHeader: "10.0.0.7"),
+        Case(
+            text: "https://localhost:8443", tls: true, host: "localhost", kind: .name, port: 8443, base: "",
+            hostHeader: "localhost:8443"),
+        Case(
+            text: "HTTPS://Chatter.Example.ORG/", tls: true, host: "chatter.example.org", kind: .name, port: 443,
+            base: "", hostHeader: "chatter.example.org"),
+        Case(
+            text: "http://127.0.0.1", tls: false, host: "127.0.0.1", kind: .ipv4, port: 80, base: "",
+            hostHeader: "127.0.0.1"),
+        Case(
+            text: "https://[::1]:9000/api/v1//", tls: true, host: "::1", kind: .ipv6, port: 9000, base: "/api/v1",
+            hostHeader: "[::1]:9000"),
+        Case(
+            text: "http://[2001:db8::1]", tls: false, host: "2001:db8::1", kind: .ipv6, port: 80, base: "",
+            hostHeader: "[2001:db8::1]"),
+        Case(
+            text: "https://10.0.0.7:443", tls: true, host: "10.0.0.7", kind: .ipv4, port: 443, base: "",
+            hostHeader: "10.0.0.7"),
         // Not a dotted quad, so it is a name to resolve and to match as a DNS name.
         Case(text: "https://127.1", tls: true, host: "127.1", kind: .name, port: 443, base: "", hostHeader: "127.1"),
     ])
