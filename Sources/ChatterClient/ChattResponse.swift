@@ -53,16 +53,10 @@ public enum ChattResponse {
     /// The server's `{"error": "..."}` text; else the reason phrase (and where a redirect points).
     static func reason(_ response: HTTPClientResponse) -> String {
         if let value = try? JSONParser.parse(response.body), case .string(let text)? = value["error"] {
-            return Self.printable(text)
+            return TerminalText.printable(text)
         }
-        let phrase = response.reason.isEmpty ? "no reason given" : Self.printable(response.reason)
+        let phrase = response.reason.isEmpty ? "no reason given" : TerminalText.printable(response.reason)
         guard let location = response.values(of: "location").first else { return phrase }
-        return "\(phrase) (redirected to \(Self.printable(location)))"
-    }
-
-    /// Keeps server text to one terminal line without control characters (no escape sequences reach the terminal).
-    static func printable(_ text: String) -> String {
-        String(
-            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        return "\(phrase) (redirected to \(TerminalText.printable(location)))"
     }
 }

@@ -57,7 +57,7 @@ public enum TableFormatter {
     /// One cell: "-" for null, control characters as spaces, cut to `limit` characters ending in "…".
     private static func cell(_ text: String?, limit: Int) -> String {
         guard let text else { return "-" }
-        let clean = ChattResponse.printable(text)
+        let clean = TerminalText.printable(text)
         guard clean.count > limit else { return clean }
         return String(clean.prefix(limit - 1)) + "…"
     }
