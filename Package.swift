@@ -8,7 +8,8 @@ let package = Package(
     name: "chatterd",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "chatterd", targets: ["chatterd"])
+        .executable(name: "chatterd", targets: ["chatterd"]),
+        .executable(name: "chatter", targets: ["chatter"]),
     ],
     targets: [
         // System C libraries (apt: libpq-dev, libssl-dev).
@@ -26,6 +27,9 @@ let package = Package(
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
         .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
+        // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
+        .target(name: "ChatterClient", dependencies: ["ChattAPI", "HTTPCore", "COpenSSL"]),
+        .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
         // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
         .target(name: "LibFuzzerDriver", path: "fuzz/driver"),
@@ -40,6 +44,7 @@ let package = Package(
         .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
+        .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattAPI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@
 chatterd servers (TLS and --plain-http) on it, plus a factory for extra servers with custom flags.
 
 Needs CHATTERD_BIN, CHATTERD_TEST_DATABASE_URL and CHATTERD_REPO; without them everything skips.
+The client tests also need CHATTER_BIN (the `chatter` binary) and fail without it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ class Certs:
 def env() -> Env:
     return Env(os.environ["CHATTERD_BIN"], os.environ["CHATTERD_TEST_DATABASE_URL"],
                Path(os.environ["CHATTERD_REPO"]))
+
+
+@pytest.fixture(scope="session")
+def chatter_bin() -> str:
+    """The `chatter` client binary; a missing one fails its tests rather than skipping them."""
+    path = os.environ.get("CHATTER_BIN")
+    if not path:
+        pytest.fail("CHATTER_BIN is not set: the client tests need the chatter binary (scripts/test sets it)")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"CHATTER_BIN={path} is not an executable file")
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,60 @@
+/// Sorts command-line words into the command name, `--flag value` options and bare switches.
+///
+/// Options may come before or after the command; `--flag=value` works too. Which options a command accepts is
+/// checked afterwards, with `requireOnly`.
+struct ArgumentScanner {
+    /// Options that take a value.
+    static let valueFlags: Set<String> = [
+        "--name", "--message", "--lat", "--lon", "--facing", "--speed", "--format", "--server", "--cacert",
+        "--timeout",
+    ]
+    /// Options without a value, with their short spellings mapped to the long ones.
+    static let switchFlags = [
+        "--maps": "--maps", "--help": "--help", "-h": "--help", "--version": "--version",
+        "-V": "--version",
+    ]
+
+    /// The first word that is not an option or an option's value.
+    private(set) var command: String?
+    private(set) var values: [String: String] = [:]
+    private(set) var switches: Set<String> = []
+
+    /// Scans `arguments` (without the program name).
+    init(_ arguments: [String]) throws(ClientError) {
+        var words = arguments[...]
+        while let word = words.popFirst() {
+            let (flag, inline) = Self.split(word)
+            if let canonical = Self.switchFlags[flag], inline == nil {
+                switches.insert(canonical)
+            } else if Self.valueFlags.contains(flag) {
+                guard let value = inline ?? words.popFirst() else { throw .usage("\(flag) needs a value") }
+                guard values.updateValue(value, forKey: flag) == nil else { throw .usage("\(flag) given twice") }
+            } else if word.hasPrefix("-") {
+                throw .usage("unknown option \(word) (see chatter --help)")
+            } else if command == nil {
+                command = word
+            } else {
+                throw .usage("unexpected argument \(word) (values with spaces need quotes)")
+            }
+        }
+    }
+
+    /// Whether the switch (long spelling) was given.
+    func has(_ flag: String) -> Bool {
+        switches.contains(flag)
+    }
+
+    /// Throws if an option outside `allowed` (or the common ones) was given.
+    func requireOnly(_ allowed: Set<String>, for command: String) throws(ClientError) {
+        let common: Set<String> = ["--server", "--cacert", "--timeout"]
+        for flag in Set(values.keys).union(switches).sorted() where !allowed.contains(flag) && !common.contains(flag) {
+            throw .usage("\(flag) is not an option of \(command) (see chatter --help)")
+        }
+    }
+
+    /// `--flag=value` → (`--flag`, `value`); anything else → (word, nil).
+    private static func split(_ word: String) -> (String, String?) {
+        guard word.hasPrefix("--"), let equals = word.firstIndex(of: "=") else { return (word, nil) }
+        return (String(word[..<equals]), String(word[word.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,77 @@
+/// What the `chatter` command line asked for.
+public enum ChatterCommand: Equatable, Sendable {
+    /// Send one chatt.
+    case post(PostCommand, ConnectionOptions)
+    /// Fetch and print the chatts.
+    case get(GetCommand, ConnectionOptions)
+    /// Print the usage text.
+    case help
+    /// Print the version.
+    case version
+}
+
+/// `chatter post`: one chatt, with or without a location.
+public struct PostCommand: Equatable, Sendable {
+    /// The poster's name; the server checks its length.
+    public var name: String
+    /// The message; may be empty.
+    public var message: String
+    /// nil posts `"geodata": null`.
+    public var location: Location?
+
+    /// A post of `message` by `name`.
+    public init(name: String, message: String, location: Location? = nil) {
+        self.name = name
+        self.message = message
+        self.location = location
+    }
+}
+
+/// `chatter get`: which list to fetch and how to print it.
+public struct GetCommand: Equatable, Sendable {
+    /// How rows are printed.
+    public enum Format: String, CaseIterable, Sendable {
+        /// Aligned columns (`TableFormatter`), JSON rows (`RowsJSONFormatter`), GeoJSON (`GeoJSONFormatter`).
+        case table, json, geojson
+    }
+
+    /// `--maps`: fetch `/getmaps` (rows with geodata) rather than `/getchatts`.
+    public var maps: Bool
+    /// `--format`.
+    public var format: Format
+
+    /// A get with the given options.
+    public init(maps: Bool = false, format: Format = .table) {
+        self.maps = maps
+        self.format = format
+    }
+
+    /// The endpoint to fetch; GeoJSON needs locations, so it always reads `getmaps`.
+    public var endpoint: String {
+        maps || format == .geojson ? "getmaps" : "getchatts"
+    }
+}
+
+/// Where and how to reach the server.
+public struct ConnectionOptions: Equatable, Sendable {
+    /// The default `--server`: what `scripts/run` serves.
+    public static let defaultServer = "https://localhost:8443"
+    /// The default `--cacert` when that file exists: the certificate `scripts/run` serves.
+    public static let defaultCAFile = "./chatterd.crt"
+    /// The default `--timeout`, in seconds.
+    public static let defaultTimeoutSeconds = 10.0
+
+    /// `--server`.
+    public var server: ServerURL
+    /// PEM file of trusted certificates; nil uses the system's trust store.
+    public var caFile: String?
+    /// Limit for connecting, and for each wait for the server to accept or send bytes.
+    public var timeoutSeconds: Double
+
+    /// Options with the given values.
+    public init(server: ServerURL, caFile: String?, timeoutSeconds: Double = defaultTimeoutSeconds) {
+        self.server = server
+        self.caFile = caFile
+        self.timeoutSeconds = timeoutSeconds
+    }
+}

@@ -1,0 +1,40 @@
+/// The `chatter` version, also sent in `User-Agent`.
+public let chatterVersion = "0.1.0"
+
+/// `chatter --help` text.
+public let chatterUsage = """
+    chatter \(chatterVersion): command-line client for chatterd (the Chatter/Maps back end)
+
+    Usage:
+      chatter post --name N --message M [--lat X --lon Y [--facing F] [--speed S]] [options]
+      chatter get [--maps] [--format table|json|geojson] [options]
+      chatter --help | --version
+
+    post sends one chatt to /postmaps and prints nothing when the server has stored it.
+      --lat, --lon         degrees (-90..90, -180..180); give both or neither. Without them geodata is null.
+      --facing, --speed    free text (default "unknown"); need --lat and --lon.
+
+    get fetches /getchatts (with --maps, /getmaps: chatts with their location) and prints it:
+      --format table       aligned columns; long names and messages end in "…" (default)
+      --format json        the server's rows as JSON, one row per line
+      --format geojson     an RFC 7946 FeatureCollection of the chatts that have a location
+                           (always read from /getmaps; coordinates are [longitude, latitude])
+
+    Options:
+      --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,
+                           the scripts/run server; env CHATTER_SERVER)
+      --cacert FILE        PEM certificate(s) to trust for https (env CHATTER_CACERT; default
+                           ./chatterd.crt if it exists, the scripts/run certificate, else the
+                           system's trusted CAs). The certificate must name the URL's host or IP.
+      --timeout S          seconds to connect, and to wait for each read or write (default 10)
+    Options may also be written --option=value. Flags win over environment variables.
+
+    Exit status:
+      0   success
+      64  usage error (bad option or value)
+      65  TLS failure: CA file unreadable, certificate not trusted or not for this host, handshake failed
+      66  connection failure: unknown host, refused, unreachable, timed out, reset
+      67  the server answered with an HTTP error status (its {"error": ...} reason is printed)
+      68  malformed response: not HTTP/1.1, or not the JSON that API.md describes
+
+    """

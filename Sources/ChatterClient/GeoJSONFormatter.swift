@@ -1,0 +1,60 @@
+import ChattAPI
+import HTTPCore
+
+/// Turns `/getmaps` rows into an RFC 7946 GeoJSON FeatureCollection, one Point feature per located chatt.
+public enum GeoJSONFormatter {
+    /// The GeoJSON text, and how many rows were left out because their geodata does not parse.
+    public struct Output: Equatable, Sendable {
+        public var text: String
+        public var skipped: Int
+    }
+
+    /// The collection of rows that have geodata; coordinates are `[longitude, latitude]` (RFC 7946 §3.1.1).
+    public static func render(_ rows: [[String?]]) -> Output {
+        var out = Array(#"{"type":"FeatureCollection","features":["#.utf8)
+        var count = 0
+        var skipped = 0
+        for row in rows where row.count == ChattResponse.mapsWidth {
+            guard let text = row[4] else { continue }
+            guard let geodata = try? Geodata(parsing: text) else {
+                skipped += 1
+                continue
+            }
+            out.append(contentsOf: (count == 0 ? "\n" : ",\n").utf8)
+            appendFeature(row, geodata, to: &out)
+            count += 1
+        }
+        out.append(contentsOf: (count == 0 ? "]}\n" : "\n]}\n").utf8)
+        return Output(text: String(decoding: out, as: UTF8.self), skipped: skipped)
+    }
+
+    /// `{"type":"Feature","id":…,"geometry":{…},"properties":{…}}` for one row.
+    private static func appendFeature(_ row: [String?], _ geodata: Geodata, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"type":"Feature","#.utf8)
+        if let id = row[2] {
+            // RFC 7946 §3.2: a feature's identifier goes in "id"; it is also kept among the properties.
+            out.append(contentsOf: #""id":"#.utf8)
+            JSONString.append(id, to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        // Double's description is the shortest text that reads back as the same number, and is valid JSON.
+        let point = #""geometry":{"type":"Point","coordinates":[\#(geodata.longitude),\#(geodata.latitude)]},"#
+        out.append(contentsOf: point.utf8)
+        let properties: [(String, String?)] = [
+            ("name", row[0]), ("message", row[1]), ("id", row[2]), ("timestamp", row[3]),
+            ("facing", geodata.facing), ("speed", geodata.speed),
+        ]
+        out.append(contentsOf: #""properties":{"#.utf8)
+        for (index, (key, value)) in properties.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.append(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if let value {
+                JSONString.append(value, to: &out)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+        }
+        out.append(contentsOf: "}}".utf8)
+    }
+}

@@ -1,0 +1,24 @@
+import HTTPCore
+
+/// Re-emits the server's rows as JSON: the same array, one row per line.
+public enum RowsJSONFormatter {
+    /// `[`, then each row as a compact JSON array on its own line, then `]` and a newline.
+    public static func render(_ rows: [[String?]]) -> String {
+        guard !rows.isEmpty else { return "[]\n" }
+        var out = Array("[\n".utf8)
+        for (index, row) in rows.enumerated() {
+            out.append(contentsOf: "  [".utf8)
+            for (column, element) in row.enumerated() {
+                if column > 0 { out.append(UInt8(ascii: ",")) }
+                if let element {
+                    JSONString.append(element, to: &out)
+                } else {
+                    out.append(contentsOf: "null".utf8)
+                }
+            }
+            out.append(contentsOf: (index == rows.count - 1 ? "]\n" : "],\n").utf8)
+        }
+        out.append(contentsOf: "]\n".utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,64 @@
+import ChattAPI
+
+/// Prints rows as aligned columns for a terminal, shortening long text.
+public enum TableFormatter {
+    /// Widest message shown, in characters; longer ones end in "…".
+    public static let maxMessageWidth = 48
+    /// Widest name shown, in characters.
+    public static let maxNameWidth = 20
+    /// Widest latitude, longitude, facing or speed shown, in characters.
+    public static let maxLocationWidth = 12
+
+    /// A header line and one line per row (`/getchatts` rows, or `/getmaps` rows when `maps`), each ending in "\n".
+    public static func render(_ rows: [[String?]], maps: Bool) -> String {
+        var titles = ["TIME (UTC)", "NAME", "MESSAGE"]
+        var limits = [19, maxNameWidth, maxMessageWidth]
+        if maps {
+            titles += ["LAT", "LON", "FACING", "SPEED"]
+            limits += Array(repeating: maxLocationWidth, count: 4)
+        }
+        let lines =
+            [titles]
+            + rows.map { row in
+                let fields =
+                    [time(field(row, 3)), field(row, 0), field(row, 1)] + (maps ? location(field(row, 4)) : [])
+                return zip(fields, limits).map { cell($0, limit: $1) }
+            }
+        let widths = titles.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        return lines.map { fields in
+            // Every column but the last is padded, so no line ends in spaces.
+            let padded = fields.dropLast().enumerated().map { column, text in
+                text + String(repeating: " ", count: widths[column] - text.count + 2)
+            }
+            return padded.joined() + (fields.last ?? "") + "\n"
+        }.joined()
+    }
+
+    /// The row's element at `index`, or nil if the row is shorter.
+    private static func field(_ row: [String?], _ index: Int) -> String? {
+        index < row.count ? row[index] : nil
+    }
+
+    /// `2026-03-25T08:11:59.123456Z` → `2026-03-25 08:11:59`; anything else as sent.
+    private static func time(_ timestamp: String?) -> String? {
+        guard let timestamp else { return nil }
+        let characters = Array(timestamp.prefix(20))
+        guard characters.count >= 19, characters[10] == "T" else { return timestamp }
+        return String(characters[..<10]) + " " + String(characters[11..<19])
+    }
+
+    /// LAT, LON, FACING, SPEED cells from a geodata string; dashes when there is none.
+    private static func location(_ geodata: String?) -> [String?] {
+        guard let geodata else { return [nil, nil, nil, nil] }
+        guard let parsed = try? Geodata(parsing: geodata) else { return ["(invalid)", nil, nil, nil] }
+        return ["\(parsed.latitude)", "\(parsed.longitude)", parsed.facing, parsed.speed]
+    }
+
+    /// One cell: "-" for null, control characters as spaces, cut to `limit` characters ending in "…".
+    private static func cell(_ text: String?, limit: Int) -> String {
+        guard let text else { return "-" }
+        let clean = TerminalText.printable(text)
+        guard clean.count > limit else { return clean }
+        return String(clean.prefix(limit - 1)) + "…"
+    }
+}

@@ -1,0 +1,249 @@
+"""The `chatter` command-line client (issue 5, Clients) run as a process against live chatterd servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import Certs, serve_args
+from contract import error_reason
+from processes import ChatterdProcess, free_port, make_certificate
+
+# Exit statuses documented in `chatter --help`.
+EXIT_USAGE, EXIT_TLS, EXIT_CONNECTION, EXIT_HTTP, EXIT_MALFORMED = 64, 65, 66, 67, 68
+IOS_GEODATA = '[42.2936,-83.7166,"North","walking"]'
+
+
+@pytest.fixture
+def chatter(chatter_bin, tmp_path):
+    """chatter(*args, cwd=, env=) -> CompletedProcess; runs in an empty directory with no CHATTER_* variables,
+    so neither a ./chatterd.crt nor the caller's environment changes the outcome unless a test says so."""
+
+    def run(*args, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("CHATTER_")}
+        clean.update(env or {})
+        return subprocess.run([chatter_bin, *map(str, args)], capture_output=True, text=True, timeout=60,
+                              cwd=cwd or tmp_path, env=clean)
+
+    return run
+
+
+def tls_url(endpoint, host: str = "localhost") -> str:
+    return f"https://{host}:{endpoint.port}"
+
+
+def succeeded(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr}"
+    assert result.stderr == "", result.stderr
+    return result.stdout
+
+
+def failed(result: subprocess.CompletedProcess, status: int) -> str:
+    """The error line, after checking the exit status and that nothing went to stdout."""
+    assert result.returncode == status, f"exit {result.returncode}, wanted {status}: {result.stderr}"
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chatter: "), result.stderr
+    return lines[0]
+
+
+def one_shot_server(answer: bytes) -> int:
+    """A plain TCP server that reads one request head, sends `answer` and closes; returns its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with listener:
+            listener.settimeout(30)
+            conn, _ = listener.accept()
+            with conn:
+                received = b""
+                while b"\r\n\r\n" not in received:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        return
+                    received += chunk
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+# --- post, then get in every format ---------------------------------------------------------------
+
+def test_post_then_get_in_every_format(chatter, tls_server, certs, token):
+    server = ["--server", tls_url(tls_server), "--cacert", certs.cert]
+    located, plain = f"located {token}", f"plain {token}"
+    assert succeeded(chatter("post", *server, "--name", "alice", "--message", located, "--lat", "42.2936",
+                             "--lon", "-83.7166", "--facing", "North", "--speed", "walking")) == ""
+    assert succeeded(chatter("post", *server, "--name", "bob", "--message", plain)) == ""
+
+    # json: the server's rows, re-emitted unchanged.
+    maps = json.loads(succeeded(chatter("get", "--maps", "--format", "json", *server)))
+    assert maps == tls_server.get("/getmaps").json()
+    [row] = [r for r in maps if r[1] == located]
+    assert row[0] == "alice" and row[4] == IOS_GEODATA, "geodata is built exactly as the iOS app builds it"
+    [row] = [r for r in maps if r[1] == plain]
+    assert row[4] is None, "no location options: geodata null"
+    chatts = json.loads(succeeded(chatter("get", "--format", "json", *server)))
+    assert chatts == tls_server.get("/getchatts").json() and all(len(r) == 4 for r in chatts)
+
+    # table: a header and aligned columns.
+    lines = succeeded(chatter("get", "--maps", *server)).splitlines()
+    assert lines[0].split() == ["TIME", "(UTC)", "NAME", "MESSAGE", "LAT", "LON", "FACING", "SPEED"]
+    [line] = [x for x in lines if located in x]
+    assert line.split()[-4:] == ["42.2936", "-83.7166", "North", "walking"]
+    assert line.index("alice") == lines[0].index("NAME") and line.index(located) == lines[0].index("MESSAGE")
+    assert [x for x in lines if plain in x][0].split()[-4:] == ["-"] * 4
+
+    # geojson: only located chatts, [longitude, latitude].
+    collection = json.loads(succeeded(chatter("get", "--format", "geojson", *server)))
+    assert collection["type"] == "FeatureCollection"
+    [feature] = [f for f in collection["features"] if f["properties"]["message"] == located]
+    assert feature["type"] == "Feature"
+    assert feature["geometry"] == {"type": "Point", "coordinates": [-83.7166, 42.2936]}
+    assert feature["properties"] == {"name": "alice", "message": located, "id": row_id(maps, located),
+                                     "timestamp": row_time(maps, located), "facing": "North", "speed": "walking"}
+    assert not [f for f in collection["features"] if f["properties"]["message"] == plain]
+
+
+def row_id(rows, message):
+    return next(r[2] for r in rows if r[1] == message)
+
+
+def row_time(rows, message):
+    return next(r[3] for r in rows if r[1] == message)
+
+
+def test_geojson_puts_longitude_first(chatter, tls_server, certs, token):
+    server = ["--server", tls_url(tls_server), "--cacert", certs.cert]
+    succeeded(chatter("post", *server, "--name", "eve", "--message", token, "--lat", "-33.75", "--lon", "151.125"))
+    collection = json.loads(succeeded(chatter("get", "--format", "geojson", *server)))
+    [feature] = [f for f in collection["features"] if f["properties"]["message"] == token]
+    # 151.125 cannot be a latitude: the order is unambiguous.
+    assert feature["geometry"]["coordinates"] == [151.125, -33.75]
+    assert feature["properties"]["facing"] == "unknown" and feature["properties"]["speed"] == "unknown"
+
+
+def test_table_shortens_long_messages(chatter, tls_server, certs, token):
+    server = ["--server", tls_url(tls_server), "--cacert", certs.cert]
+    message = token + " " + "x" * 200
+    succeeded(chatter("post", *server, "--name", "long", "--message", message))
+    [line] = [x for x in succeeded(chatter("get", *server)).splitlines() if token in x]
+    assert message not in line and line.endswith("…") and len(line) < 120
+
+
+def test_plain_http_url(chatter, plain_server, token):
+    server = ["--server", f"http://127.0.0.1:{plain_server.port}"]
+    succeeded(chatter("post", *server, "--name", "plain", "--message", token))
+    rows = json.loads(succeeded(chatter("get", "--format", "json", *server)))
+    assert [r[0] for r in rows if r[1] == token] == ["plain"]
+
+
+# --- defaults and environment ---------------------------------------------------------------------
+
+def test_chatterd_crt_in_the_working_directory_is_the_default_ca(chatter, tls_server, certs, tmp_path):
+    workdir = tmp_path / "with-cert"
+    workdir.mkdir()
+    shutil.copy(certs.cert, workdir / "chatterd.crt")
+    succeeded(chatter("get", "--server", tls_url(tls_server), cwd=workdir))
+    # Without it, the system's CAs are used, and they do not know the test certificate.
+    assert "not trusted" in failed(chatter("get", "--server", tls_url(tls_server)), EXIT_TLS)
+
+
+def test_environment_variables_and_flags_winning_over_them(chatter, tls_server, certs):
+    env = {"CHATTER_SERVER": tls_url(tls_server, "127.0.0.1"), "CHATTER_CACERT": str(certs.cert)}
+    succeeded(chatter("get", env=env))
+    closed = {**env, "CHATTER_SERVER": f"https://127.0.0.1:{free_port()}"}
+    succeeded(chatter("get", "--server", tls_url(tls_server), env=closed))
+    failed(chatter("get", env=closed), EXIT_CONNECTION)
+
+
+# --- failures and their exit statuses -------------------------------------------------------------
+
+def test_untrusted_certificate_is_a_tls_failure(chatter, tls_server, tmp_path):
+    other, _ = make_certificate(tmp_path, "other")
+    line = failed(chatter("get", "--server", tls_url(tls_server), "--cacert", other), EXIT_TLS)
+    assert "not trusted" in line and str(other) in line
+    line = failed(chatter("get", "--server", tls_url(tls_server), "--cacert", tmp_path / "missing.crt"), EXIT_TLS)
+    assert "cannot read CA file" in line
+
+
+def test_certificate_for_another_host_is_a_tls_failure(chatter, env, database_url, tmp_path):
+    cert, key = tmp_path / "elsewhere.crt", tmp_path / "elsewhere.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-days", "2",
+                    "-nodes", "-subj", "/CN=elsewhere.test", "-addext", "subjectAltName=DNS:elsewhere.test",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    port = free_port()
+    process = ChatterdProcess(env.binary, serve_args(env, port, database_url, Certs(tmp_path, cert, key), ()))
+    try:
+        process.wait_listening()
+        line = failed(chatter("get", "--server", f"https://localhost:{port}", "--cacert", cert), EXIT_TLS)
+        assert "hostname mismatch" in line
+        line = failed(chatter("get", "--server", f"https://127.0.0.1:{port}", "--cacert", cert), EXIT_TLS)
+        assert "IP address mismatch" in line
+    finally:
+        process.stop(timeout=15)
+
+
+def test_closed_port_is_a_connection_failure(chatter, certs):
+    port = free_port()
+    line = failed(chatter("get", "--server", f"https://127.0.0.1:{port}", "--cacert", certs.cert), EXIT_CONNECTION)
+    assert f"cannot connect to 127.0.0.1:{port}" in line and "refused" in line
+
+
+def test_wrong_scheme_is_named(chatter, tls_server, plain_server, certs):
+    line = failed(chatter("get", "--server", f"http://localhost:{tls_server.port}"), EXIT_CONNECTION)
+    assert "https://" in line
+    line = failed(chatter("get", "--server", tls_url(plain_server), "--cacert", certs.cert), EXIT_TLS)
+    assert "did not answer in TLS" in line
+
+
+def test_http_error_prints_the_servers_reason(chatter, tls_server, certs, token):
+    name = "n" * 33
+    reason = error_reason(tls_server.post_json("/postmaps", {"name": name, "message": "direct " + token}))
+    line = failed(chatter("post", "--server", tls_url(tls_server), "--cacert", certs.cert, "--name", name,
+                          "--message", token), EXIT_HTTP)
+    assert line == f"chatter: server answered 400: {reason}"
+    assert not [r for r in tls_server.get("/getmaps").json() if token in r[1]]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["post", "--name", "n", "--message", "m", "--lat", "42"], "--lat and --lon go together"),
+    (["post", "--name", "n", "--message", "m", "--lat", "95", "--lon", "0"], "--lat must be within"),
+    (["get", "--format", "kml"], "--format must be table, json or geojson"),
+    (["get", "--nope"], "unknown option --nope"),
+    (["get", "--server", "localhost:8443"], "bad server URL"),
+    ([], "missing command"),
+], ids=["lat-alone", "lat-range", "format", "option", "url", "no-command"])
+def test_usage_errors(chatter, certs, args, message):
+    line = failed(chatter(*args, "--cacert", certs.cert) if args else chatter(), EXIT_USAGE)
+    assert message in line
+
+
+@pytest.mark.parametrize("answer, message", [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 14\r\nConnection: close\r\n\r\n{\"not\":\"rows\"}", "not a JSON array"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n[[\"a\",\"b\",\"c\",\"d\"]]", "not an array of 5 elements"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n[[\"a\"", "closed 5 bytes before the end"),
+    (b"SSH-2.0-OpenSSH_9.2\r\n\r\n", "not an HTTP/1.x response"),
+], ids=["object", "short-rows", "truncated", "not-http"])
+def test_malformed_responses(chatter, answer, message):
+    port = one_shot_server(answer)
+    line = failed(chatter("get", "--maps", "--format", "json", "--server", f"http://127.0.0.1:{port}"),
+                  EXIT_MALFORMED)
+    assert message in line
+
+
+def test_help_and_version(chatter):
+    text = succeeded(chatter("--help"))
+    for status in (EXIT_USAGE, EXIT_TLS, EXIT_CONNECTION, EXIT_HTTP, EXIT_MALFORMED):
+        assert f"\n  {status}  " in text
+    assert "CHATTER_SERVER" in text and "CHATTER_CACERT" in text
+    assert succeeded(chatter("--version")).startswith("chatter ")
