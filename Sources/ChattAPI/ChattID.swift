@@ -1,6 +1,8 @@
 /// A chatt id as 128 bits, parsed from its canonical text form `8-4-4-4-12` hex digits (either case).
 struct ChattID: Hashable, Sendable {
+    /// The first 16 hex digits.
     let high: UInt64
+    /// The last 16 hex digits.
     let low: UInt64
 
     /// The text form is 36 bytes: hyphens at 8, 13, 18 and 23, hex digits elsewhere.

@@ -12,7 +12,9 @@ struct FeedQuery: Equatable, Sendable {
     /// The longest `limit` accepted, in digits: more than any feed holds, and far from overflowing `Int`.
     static let maxLimitDigits = 9
 
+    /// The answer to a malformed `since`.
     static let badSince = APIError.badRequest("since must be a chatt id")
+    /// The answer to a malformed `limit`.
     static let badLimit = APIError.badRequest("limit must be a whole number up to 999999999")
 
     /// Reads `since` and `limit` from the query string (the part after `?`).

@@ -3,7 +3,9 @@ import HTTPCore
 /// One representation of a feed: the body bytes, their entity tag, and the response headers that go with
 /// them. Built once and shared by every response (arrays are copy-on-write, so never copied per connection).
 struct FeedRepresentation: Sendable {
+    /// The bytes sent.
     let body: [UInt8]
+    /// Names these bytes (RFC 9110 §8.8.3).
     let etag: EntityTag
     /// `Content-Type`, `ETag`, `Vary: Accept-Encoding`, and `Content-Encoding` for a coded body.
     let headers: HTTPHeaders

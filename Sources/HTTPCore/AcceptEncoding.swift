@@ -2,6 +2,7 @@
 public struct AcceptEncoding: Sendable, Equatable {
     /// One listed coding (lower-cased; `x-gzip` already read as `gzip`) with its weight in thousandths.
     public struct Entry: Sendable, Equatable {
+        /// The coding's token, lower-cased, or `*`.
         public let coding: String
         /// The qvalue times 1000, 0...1000; 0 means "not acceptable".
         public let quality: Int
