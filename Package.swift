@@ -12,9 +12,10 @@ let package = Package(
         .executable(name: "chatter", targets: ["chatter"]),
     ],
     targets: [
-        // System C libraries (apt: libpq-dev, libssl-dev).
+        // System C libraries (apt: libpq-dev, libssl-dev, zlib1g-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
@@ -22,8 +23,8 @@ let package = Package(
         .target(name: "HTTPCore"),
         // Sockets, TLS and connections driven by Dispatch.
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking"]),
-        // Pure chatt API: routing, validation, JSON, the repository protocol.
-        .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking"]),
+        // Pure chatt API: routing, validation, JSON, the repository protocol, the feed cache (gzip by zlib).
+        .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking", "CZlib"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
         .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
@@ -41,7 +42,7 @@ let package = Package(
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
 
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
+        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking", "CZlib"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
         .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattAPI"]),

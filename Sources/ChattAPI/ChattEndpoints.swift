@@ -9,7 +9,7 @@ struct ChattEndpoints: Sendable {
     /// Renders `GET /metrics`; nil when metrics are not served.
     let metrics: (@Sendable () -> String)?
     /// Encoded feeds, shared between requests while the store is unchanged.
-    let cache = ChattFeedCache()
+    let cache: ChattFeedCache
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -33,27 +33,45 @@ struct ChattEndpoints: Sendable {
         do {
             try repository.add(chatt)
         } catch {
+            // The chatt may be stored even so (a lost connection leaves the outcome unknown).
+            cache.invalidate()
             return APIError(error).response
         }
+        // Before the 200: a client that reads after its post must see it (read-your-writes).
+        cache.invalidate()
         return .json(.ok, Self.emptyObject)
     }
 
-    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows), shared from the cache
-    /// while the store's version is unchanged.
-    func rows(includingGeodata: Bool) -> HTTPResponse {
-        let feed: ChattFeedCache.Feed = includingGeodata ? .maps : .chatts
+    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows), served from the cache; may
+    /// block on the database.
+    func feed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> HTTPResponse {
+        let query: FeedQuery
         do {
-            if let body = cache.body(feed, at: try repository.version()) {
-                return .json(.ok, body)
-            }
-            let snapshot = try repository.snapshot()
-            let body = includingGeodata
-                ? ChattRowEncoder.mapsRows(snapshot.chatts) : ChattRowEncoder.chattsRows(snapshot.chatts)
-            cache.store(body, for: feed, at: snapshot.version)
-            return .json(.ok, body)
+            query = try FeedQuery(query: request.query)
+        } catch {
+            return error.response
+        }
+        do {
+            let feed = try cache.feed(kind, from: repository)
+            // Invariant: with waiting allowed, make() never answers nil; the fallback only satisfies the type.
+            return FeedResponse.make(for: request, query: query, from: feed, waiting: true)
+                ?? APIError(.internalServerError, "internal error").response
         } catch {
             return APIError(error).response
         }
+    }
+
+    /// The feed response when it needs no database and nothing slow (a current feed, notifications
+    /// trusted, and gzip or the row index already made); nil otherwise. Safe on an I/O queue.
+    func feedImmediately(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> HTTPResponse? {
+        let query: FeedQuery
+        do {
+            query = try FeedQuery(query: request.query)
+        } catch {
+            return error.response
+        }
+        guard let feed = cache.currentFeed(kind) else { return nil }
+        return FeedResponse.make(for: request, query: query, from: feed, waiting: false)
     }
 
     /// `GET /healthz`: 200 whenever the process can answer.

@@ -32,14 +32,6 @@ enum ChattRoute: String, CaseIterable {
         }
     }
 
-    /// Whether serving this route calls the repository (and so may block on the database).
-    var usesRepository: Bool {
-        switch self {
-        case .postMaps, .getMaps, .postChatt, .getChatts, .readyz: true
-        case .root, .healthz, .metrics: false
-        }
-    }
-
     /// The `Allow` header value of a 405 on this route.
     var allow: String {
         method == .POST ? "POST" : "GET, HEAD"

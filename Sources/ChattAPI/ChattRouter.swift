@@ -4,19 +4,32 @@ import HTTPCore
 public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
 
+    /// The `/getmaps` and `/getchatts` cache; whoever learns of changes to the store calls its `invalidate()`.
+    public var feedCache: ChattFeedCache { endpoints.cache }
+
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil).
     public init(
-        repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil
+        repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
+        feedCache: ChattFeedCache = ChattFeedCache()
     ) {
-        endpoints = ChattEndpoints(repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics)
+        endpoints = ChattEndpoints(
+            repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache)
     }
 
-    /// Whether answering `request` may block on the repository; other requests (health, metrics, errors
-    /// decided from the path alone) can be answered without leaving the I/O thread.
-    public func mayBlock(_ request: HTTPRequest) -> Bool {
-        guard let route = ChattRoute(path: request.path) else { return false }
+    /// The response to `request` when it can be made at once without blocking, else nil (then call
+    /// `respond(to:)` where blocking is fine). Answers routes that never reach the repository, errors decided
+    /// from the path, method or query alone, and feeds served from a current cache; so these stay fast even
+    /// while every handler thread waits on a slow database.
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        guard let route = ChattRoute(path: request.path) else { return respond(to: request) }
         let method = request.method == .HEAD ? .GET : request.method
-        return route.usesRepository && method == route.method
+        guard method == route.method else { return respond(to: request) }
+        switch route {
+        case .getMaps: return endpoints.feedImmediately(.maps, request)
+        case .getChatts: return endpoints.feedImmediately(.chatts, request)
+        case .postMaps, .postChatt, .readyz: return nil
+        case .root, .healthz, .metrics: return respond(to: request)
+        }
     }
 
     /// The response to `request`. HEAD gets the GET response; the server leaves out its body.
@@ -31,9 +44,9 @@ public struct ChattRouter: Sendable {
         switch route {
         case .root: return endpoints.root()
         case .postMaps: return endpoints.post(request.body, acceptingGeodata: true)
-        case .getMaps: return endpoints.rows(includingGeodata: true)
+        case .getMaps: return endpoints.feed(.maps, request)
         case .postChatt: return endpoints.post(request.body, acceptingGeodata: false)
-        case .getChatts: return endpoints.rows(includingGeodata: false)
+        case .getChatts: return endpoints.feed(.chatts, request)
         case .healthz: return endpoints.healthz()
         case .readyz: return endpoints.readyz()
         case .metrics: return endpoints.metricsText()

@@ -6,20 +6,26 @@ import HTTPCore
 public enum ChattRowEncoder {
     /// `[[name, message, id, timestamp, geodata|null], …]`, or `[]`.
     public static func mapsRows(_ chatts: [StoredChatt]) -> [UInt8] {
-        encode(chatts, includingGeodata: true)
+        encode(chatts, includingGeodata: true).body
     }
 
     /// `[[name, message, id, timestamp], …]`, or `[]`.
     public static func chattsRows(_ chatts: [StoredChatt]) -> [UInt8] {
-        encode(chatts, includingGeodata: false)
+        encode(chatts, includingGeodata: false).body
     }
 
-    private static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> [UInt8] {
+    /// The body, and `rowBounds`: the offset of each row's `[`, then `body.count`. Row `i` is
+    /// `body[rowBounds[i] ..< rowBounds[i + 1] - 1]` (the `- 1` drops the `,` or the final `]`), so rows
+    /// `a..<b` are one contiguous range and a slice of the feed needs no re-encoding.
+    static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> (body: [UInt8], rowBounds: [Int]) {
         var out: [UInt8] = []
         out.reserveCapacity(estimatedSize(of: chatts))
+        var rowBounds: [Int] = []
+        rowBounds.reserveCapacity(chatts.count + 1)
         out.append(UInt8(ascii: "["))
         for (index, chatt) in chatts.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
+            rowBounds.append(out.count)
             out.append(UInt8(ascii: "["))
             appendString(chatt.name, to: &out)
             out.append(UInt8(ascii: ","))
@@ -39,7 +45,8 @@ public enum ChattRowEncoder {
             out.append(UInt8(ascii: "]"))
         }
         out.append(UInt8(ascii: "]"))
-        return out
+        rowBounds.append(out.count)
+        return (out, rowBounds)
     }
 
     /// Copies a string that needs no escaping as one block; JSONString escapes the rest byte by byte.

@@ -11,6 +11,13 @@ public struct HTTPResponse: Sendable, Equatable {
         self.body = body
     }
 
+    /// Whether `body` goes on the wire after the head. Not for HEAD (RFC 9110 §9.3.2) nor a status without
+    /// content (304): there `body` only sets `Content-Length`, which then names the length of the 200 the
+    /// client would have had, as RFC 9110 §8.6 allows, and a cached body is still shared rather than copied.
+    public func sendsBody(inAnswerTo method: HTTPMethod) -> Bool {
+        method != .HEAD && status.allowsContent
+    }
+
     /// A JSON response: `Content-Type: application/json` and the given body.
     public static func json(_ status: HTTPStatus, _ body: [UInt8]) -> HTTPResponse {
         HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)

@@ -2,7 +2,8 @@
 public enum HTTPResponseSerializer {
     /// The head of `response`. The caller sends `response.body` after it unless `omitBody`.
     ///
-    /// Adds `Content-Length` (the body's length, also for HEAD, RFC 9110 §9.3.2), `Date`, and
+    /// Adds `Content-Length` (the body's length, also for HEAD, RFC 9110 §9.3.2, and for a 304, whose body is
+    /// the representation it stands for, RFC 9110 §8.6), `Date`, and
     /// `Connection: close` when `keepAlive` is false or `Connection: keep-alive` for an HTTP/1.0 client that asked.
     public static func head(
         _ response: HTTPResponse, version: HTTPVersion = .http1_1, keepAlive: Bool, date: String

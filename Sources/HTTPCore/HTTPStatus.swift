@@ -3,6 +3,11 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public let code: Int
     public let reason: String
 
+    /// False for the statuses whose responses never carry content: 1xx, 204 and 304 (RFC 9112 §6.3).
+    public var allowsContent: Bool {
+        code >= 200 && code != 204 && code != 304
+    }
+
     public init(_ code: Int, _ reason: String) {
         self.code = code
         self.reason = reason
@@ -10,6 +15,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
 
     public static let `continue` = HTTPStatus(100, "Continue")
     public static let ok = HTTPStatus(200, "OK")
+    public static let notModified = HTTPStatus(304, "Not Modified")
     public static let badRequest = HTTPStatus(400, "Bad Request")
     public static let notFound = HTTPStatus(404, "Not Found")
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")

@@ -70,8 +70,7 @@ extension Connection {
         updateDeadline()
         let started = DispatchTime.now()
         let handler = environment.handler
-        guard handler.mayBlock(request) else {
-            let response = handler.respond(request)
+        if let response = handler.respondImmediately(request) {
             handler.observe(request, response, Self.seconds(since: started))
             send(response, to: request)
             return

@@ -12,7 +12,9 @@ extension Connection {
         let keepAlive = request.keepAlive && !draining && !closeWhenWritten
             && requestsServed < environment.configuration.maxRequestsPerConnection
         closeWhenWritten = !keepAlive
-        enqueue(response, version: request.version, keepAlive: keepAlive, omitBody: request.method == .HEAD)
+        enqueue(
+            response, version: request.version, keepAlive: keepAlive,
+            omitBody: !response.sendsBody(inAnswerTo: request.method))
     }
 
     /// Queues an error response after which the connection closes; no further input is parsed.

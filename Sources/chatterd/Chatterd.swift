@@ -82,7 +82,7 @@ enum Chatterd {
         }
         let handler = HTTPHandler(
             respond: { router.respond(to: $0) },
-            mayBlock: { router.mayBlock($0) },
+            respondImmediately: { router.respondImmediately(to: $0) },
             observe: { request, response, seconds in
                 metrics.record(request, response, seconds: seconds)
                 if response.status.code >= 500 {

@@ -1,4 +1,5 @@
 import ChattAPI
+import Dispatch
 import Locking
 
 /// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
@@ -7,6 +8,8 @@ final class InMemoryChattRepository: ChattRepository {
         var chatts: [StoredChatt] = []
         var failure: RepositoryError?
         var snapshotReads = 0
+        var versionReads = 0
+        var heldSnapshot: SnapshotGate?
     }
 
     private let state = Locked(State())
@@ -39,18 +42,35 @@ final class InMemoryChattRepository: ChattRepository {
     }
 
     func snapshot() throws(RepositoryError) -> ChattSnapshot {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
+        let (snapshot, gate) = try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.snapshotReads += 1
-            return ChattSnapshot(chatts: state.chatts, version: Self.version(of: state.chatts))
+            let gate = state.heldSnapshot
+            state.heldSnapshot = nil
+            return (ChattSnapshot(chatts: state.chatts, version: Self.version(of: state.chatts)), gate)
         }
+        gate?.hold()
+        return snapshot
+    }
+
+    /// Makes the next snapshot() read the chatts, then wait until the gate is released before returning.
+    func holdNextSnapshot() -> SnapshotGate {
+        let gate = SnapshotGate()
+        state.withLock { $0.heldSnapshot = gate }
+        return gate
     }
 
     func version() throws(RepositoryError) -> ChattsVersion {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
+            state.versionReads += 1
             return Self.version(of: state.chatts)
         }
+    }
+
+    /// How many times version() was asked: a database round trip each in a real store.
+    var versionReads: Int {
+        state.withLock { $0.versionReads }
     }
 
     /// How many times the chatts were read in full, to show the feed cache at work.
@@ -66,5 +86,27 @@ final class InMemoryChattRepository: ChattRepository {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
         }
+    }
+}
+
+/// Holds one snapshot() call between reading the chatts and returning them, so a test can act meanwhile.
+final class SnapshotGate: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// Called by the held snapshot(): announces it, then waits for `release()`.
+    fileprivate func hold() {
+        entered.signal()
+        released.wait()
+    }
+
+    /// Blocks until the held snapshot() has read the chatts.
+    func waitUntilEntered() {
+        entered.wait()
+    }
+
+    /// Lets the held snapshot() return.
+    func release() {
+        released.signal()
     }
 }

@@ -53,3 +53,18 @@ import Testing
         #expect(text(response.body) == #"{"error":"unsupported Transfer-Encoding"}"#)
     }
 }
+
+/// Which responses carry their body on the wire.
+@Suite struct ResponseBodyTests {
+    @Test func headAnd304CarryNoBodyButKeepTheRepresentationLength() {
+        let body = Array("[1]".utf8)
+        #expect(HTTPResponse.json(.ok, body).sendsBody(inAnswerTo: .GET))
+        #expect(!HTTPResponse.json(.ok, body).sendsBody(inAnswerTo: .HEAD))
+        let notModified = HTTPResponse(status: .notModified, body: body)
+        #expect(!notModified.sendsBody(inAnswerTo: .GET))
+        let head = HTTPResponseSerializer.head(notModified, keepAlive: true, date: "d")
+        #expect(String(decoding: head, as: UTF8.self) == "HTTP/1.1 304 Not Modified\r\nContent-Length: 3\r\nDate: d\r\n\r\n")
+        #expect(!HTTPResponse(status: .continue).sendsBody(inAnswerTo: .GET))
+        #expect(HTTPResponse.error(.notFound, "not found").sendsBody(inAnswerTo: .POST))
+    }
+}

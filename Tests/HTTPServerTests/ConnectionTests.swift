@@ -28,6 +28,20 @@ import Testing
         #expect(client.readResponse().map { String(decoding: $0.body, as: UTF8.self) } == "\"/inline 0\"")
     }
 
+    @Test func notModifiedSendsItsHeadOnlyAndTheNextPipelinedResponseFollows() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        client.send("GET /not-modified HTTP/1.1\r\nHost: x\r\n\r\nGET /inline HTTP/1.1\r\nHost: x\r\n\r\n")
+        let notModified = try #require(client.readResponse(bodyless: true))
+        #expect(notModified.status == 304)
+        #expect(notModified.header("Content-Length") == "10")
+        // Had the 304 carried its body, these bytes would be "never sent" instead of the next response.
+        let next = try #require(client.readResponse())
+        #expect(next.status == 200)
+        #expect(String(decoding: next.body, as: UTF8.self) == "\"/inline 0\"")
+    }
+
     @Test func malformedRequestGets400WithConnectionCloseAndIsNotFollowedByLeftovers() throws {
         let harness = try ServerHarness()
         defer { harness.stop() }

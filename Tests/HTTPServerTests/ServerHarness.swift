@@ -4,7 +4,7 @@ import HTTPCore
 
 /// A server on an ephemeral loopback port with a test handler: `/slow` waits 300 ms, everything else
 /// answers 200 with the path as body;
-/// `/inline` is answered on the I/O queue.
+/// `/inline` and `/not-modified` (a 304 whose body stands for the 200's) are answered on the I/O queue.
 final class ServerHarness {
     let server: Server
     let port: UInt16
@@ -15,10 +15,17 @@ final class ServerHarness {
         configuration.port = 0
         configuration.tls = tls
         configure(&configuration)
-        let handler = HTTPHandler(respond: { request in
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse = { request in
             if request.path == "/slow" { usleep(300_000) }
             return .json(.ok, Array("\"\(request.path) \(request.body.count)\"".utf8))
-        }, mayBlock: { $0.path != "/inline" })
+        }
+        let handler = HTTPHandler(respond: respond, respondImmediately: { request in
+            switch request.path {
+            case "/inline": respond(request)
+            case "/not-modified": HTTPResponse(status: .notModified, body: Array("never sent".utf8))
+            default: nil
+            }
+        })
         server = try Server(configuration: configuration, handler: handler, log: { _ in })
         port = try server.start()
     }

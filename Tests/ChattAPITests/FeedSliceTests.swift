@@ -1,0 +1,146 @@
+@testable import ChattAPI
+import HTTPCore
+import Testing
+
+private func id(_ serial: Int) -> String {
+    "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + String(serial)
+}
+
+/// `?since=<id>` and `?limit=<n>` on the feeds, served from the cached body.
+@Suite struct FeedSliceTests {
+    let repository = InMemoryChattRepository()
+    let router: ChattRouter
+    /// Names and messages with every byte the index must step over: quotes, backslashes, commas, brackets.
+    static let awkward = [#"a\"#, #"","x"#, "\\\"", "],[", #"\\\""#, "\u{1}\n", "é😀"]
+
+    init() throws {
+        router = ChattRouter(repository: repository)
+        for serial in 1...10 {
+            let name = Self.awkward[serial % Self.awkward.count]
+            let message = Self.awkward[(serial * 3) % Self.awkward.count] + "\(serial)"
+            try repository.add(NewChatt(name: name, message: message, geodata: serial % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil))
+        }
+    }
+
+    private func rows(_ query: String, path: String = "/getmaps") -> [StoredChatt]? {
+        let response = router.respond(to: feedRequest(path: path, query: query))
+        guard response.status == .ok else { return nil }
+        let expected = repository.chatts
+        // Find which contiguous run of stored chatts the body encodes, byte for byte.
+        for start in 0...expected.count {
+            for end in start...expected.count {
+                let slice = Array(expected[start..<end])
+                let encoded = path == "/getmaps" ? ChattRowEncoder.mapsRows(slice) : ChattRowEncoder.chattsRows(slice)
+                if encoded == response.body { return slice }
+            }
+        }
+        return []
+    }
+
+    private func status(_ query: String) -> Int {
+        router.respond(to: feedRequest(query: query)).status.code
+    }
+
+    @Test func sinceGivesTheRowsAfterThatChatt() {
+        let all = repository.chatts
+        #expect(rows("since=" + id(1)) == Array(all[1...]))
+        #expect(rows("since=" + id(7)) == Array(all[7...]))
+        #expect(rows("since=" + id(9), path: "/getchatts") == [all[9]])
+        #expect(rows("since=" + id(10)) == [])
+    }
+
+    @Test func limitGivesTheFirstRows() {
+        let all = repository.chatts
+        #expect(rows("limit=3") == Array(all[..<3]))
+        #expect(rows("limit=1") == [all[0]])
+        #expect(rows("limit=0") == [])
+        #expect(rows("limit=010", path: "/getchatts") == all)
+    }
+
+    @Test func sinceAndLimitCombine() {
+        let all = repository.chatts
+        #expect(rows("since=\(id(2))&limit=3") == Array(all[2..<5]))
+        #expect(rows("limit=3&since=\(id(8))") == Array(all[8..<10]))
+        #expect(rows("limit=0&since=\(id(8))") == [])
+    }
+
+    @Test func upperCaseIdsAndOtherKeysAreAccepted() {
+        let all = repository.chatts
+        #expect(rows("since=" + id(5).uppercased()) == Array(all[5...]))
+        #expect(rows("x=1&since=\(id(5))&&y&limit=2&z=") == Array(all[5..<7]))
+    }
+
+    @Test func aLimitCoveringEverythingIsTheWholeSharedFeed() {
+        let whole = router.respond(to: feedRequest())
+        #expect(router.respond(to: feedRequest(query: "limit=999999999")) == whole)
+        let zipped = router.respond(to: feedRequest(query: "limit=10", ("Accept-Encoding", "gzip")))
+        #expect(zipped.headers["Content-Encoding"] == "gzip")
+    }
+
+    @Test func slicesHaveTheirOwnTagAndAnswer304() throws {
+        let slice = router.respond(to: feedRequest(query: "since=" + id(4), ("Accept-Encoding", "gzip")))
+        #expect(slice.headers["Content-Encoding"] == nil, "slices are sent plain")
+        #expect(slice.headers["Vary"] == "Accept-Encoding")
+        let etag = try #require(slice.headers["ETag"])
+        #expect(etag != router.respond(to: feedRequest()).headers["ETag"])
+        let again = router.respond(to: feedRequest(query: "since=" + id(4), ("If-None-Match", etag)))
+        #expect(again.status == .notModified)
+    }
+
+    @Test(arguments: [
+        "since=0", "since=", "since", "since=\(id(1))x", "since=\(id(1).dropLast())", "since=zz000000-0000-4000-8000-000000000001",
+        "since=00000000_0000-4000-8000-000000000001", "since=\(id(1))&since=\(id(2))", "since=%30" + id(1).dropFirst(),
+    ])
+    func malformedSinceIs400(_ query: String) {
+        let response = router.respond(to: feedRequest(query: query))
+        #expect(response.status.code == 400)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"since must be a chatt id"}"#)
+    }
+
+    @Test(arguments: ["limit=-1", "limit=1.5", "limit=", "limit", "limit=1000000000", "limit=+1", "limit=1&limit=2",
+                      "limit=0x10", "limit= 1"])
+    func malformedLimitIs400(_ query: String) {
+        #expect(status(query) == 400)
+    }
+
+    @Test func anUnknownSinceIs404() {
+        let response = router.respond(to: feedRequest(query: "since=11111111-2222-4333-8444-555555555555"))
+        #expect(response.status == .notFound)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"since names no chatt in the feed"}"#)
+    }
+
+    @Test func queryErrorsNeedNoDatabase() {
+        repository.fail(with: .unavailable("down"))
+        #expect(router.respondImmediately(to: feedRequest(query: "limit=x"))?.status.code == 400)
+    }
+
+    @Test func theIOQueueServesSlicesOnlyOnceTheIndexExists() {
+        router.feedCache.setNotificationsTrusted(true)
+        _ = router.respond(to: feedRequest())
+        let since = feedRequest(query: "since=" + id(3))
+        #expect(router.respondImmediately(to: feedRequest(query: "limit=2")) != nil, "limit alone needs no index")
+        #expect(router.respondImmediately(to: since) == nil)
+        let answer = router.respond(to: since)
+        #expect(router.respondImmediately(to: since) == answer)
+    }
+
+    @Test func rowRangesSliceTheBodyExactly() {
+        let chatts = repository.chatts
+        let feed = EncodedFeed(.maps, snapshot: ChattSnapshot(chatts: chatts, version: ChattsVersion(count: 10, lastSequence: 10)),
+                               generation: 0)
+        #expect(feed.rowCount == 10)
+        for start in 0...10 {
+            for end in start...10 {
+                #expect(feed.rows(start..<end) == ChattRowEncoder.mapsRows(Array(chatts[start..<end])))
+            }
+        }
+    }
+
+    @Test func anEmptyFeedSlicesToEmptyArrays() throws {
+        let empty = EncodedFeed(.chatts, snapshot: ChattSnapshot(chatts: [], version: ChattsVersion(count: 0, lastSequence: 0)),
+                                generation: 0)
+        #expect(empty.rowCount == 0 && empty.rows(0..<0) == Array("[]".utf8))
+        let someID = try #require(ChattID(Substring(id(1))))
+        #expect(empty.rowIndex(waiting: true)?.row(of: someID) == nil)
+    }
+}
