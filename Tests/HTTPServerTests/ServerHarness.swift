@@ -19,7 +19,7 @@ final class ServerHarness {
             if request.path == "/slow" { usleep(300_000) }
             return .json(.ok, Array("\"\(request.path) \(request.body.count)\"".utf8))
         }, mayBlock: { $0.path != "/inline" })
-        server = try Server(configuration: configuration, handler: handler, log: { _ in })
+        server = try Server(configuration: configuration, handler: handler, log: { _, _ in })
         port = try server.start()
     }
 
