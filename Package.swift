@@ -40,6 +40,7 @@ let package = Package(
         .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
+        .testTarget(name: "ChatterdTests", dependencies: ["chatterd", "HTTPServer", "HTTPCore", "ChattAPI", "ChattStore"]),
     ],
     swiftLanguageModes: [.v6]
 )
