@@ -41,8 +41,9 @@ final class RequestMetrics: Sendable {
     /// The route label for `path` (nil when the request could not be parsed).
     static func route(of path: String?) -> String {
         guard let path else { return "invalid" }
+        // One trailing slash is allowed, as the router does; "//" is not the root.
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        return knownRoutes.contains(trimmed) ? trimmed : "other"
+        return knownRoutes.contains(trimmed) && (trimmed != "/" || path == "/") ? trimmed : "other"
     }
 
     /// The whole `/metrics` page: these counters plus `gauges`, read by the caller just now.
