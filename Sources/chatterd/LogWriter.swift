@@ -9,7 +9,8 @@ import Glibc
 /// Lines go out at least every `flushIntervalSeconds`, sooner once `wakeBytes` are pending, and at once on `flush()`.
 /// At most `capacityBytes` wait: past that, lines are dropped and counted (`droppedLines`) rather than blocking,
 /// because a stalled stderr (a full pipe, a hung journald) must not stall request handling.
-final class LogWriter: @unchecked Sendable {  // `pending`, `dropped`, `wakeRequested`, `stopped`: only under `condition`
+// @unchecked Sendable: `pending`, `dropped`, `wakeRequested` and `stopped` are only touched holding `condition`.
+final class LogWriter: @unchecked Sendable {
     private let fd: Int32
     private let capacityBytes: Int
     private let wakeBytes: Int
@@ -23,7 +24,11 @@ final class LogWriter: @unchecked Sendable {  // `pending`, `dropped`, `wakeRequ
     private let writing = NSLock()
 
     /// Starts the background thread. Call `flush()` before the process exits.
-    init(fd: Int32 = STDERR_FILENO, capacityBytes: Int = 1 << 20, wakeBytes: Int = 64 << 10, flushIntervalSeconds: Double = 0.1) {
+    /// The default capacity holds about a second of access lines at 30k requests/s, for a writer thread starved of CPU.
+    init(
+        fd: Int32 = STDERR_FILENO, capacityBytes: Int = 4 << 20, wakeBytes: Int = 64 << 10,
+        flushIntervalSeconds: Double = 0.1
+    ) {
         self.fd = fd
         self.capacityBytes = capacityBytes
         self.wakeBytes = min(wakeBytes, capacityBytes)

@@ -40,7 +40,8 @@ struct RequestObserver: Sendable {
 
     /// `path` cut to `maxLoggedPathBytes` (paths are ASCII: the decoder refuses anything else in a target).
     static func loggedPath(_ path: String) -> String {
-        path.utf8.count <= maxLoggedPathBytes ? path : String(decoding: path.utf8.prefix(maxLoggedPathBytes), as: UTF8.self) + "..."
+        guard path.utf8.count > maxLoggedPathBytes else { return path }
+        return String(decoding: path.utf8.prefix(maxLoggedPathBytes), as: UTF8.self) + "..."
     }
 
     /// The reason in one of chatterd's own error bodies, `{"error":"<reason>"}`; API.md keeps those free of input,

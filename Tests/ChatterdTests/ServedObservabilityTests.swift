@@ -56,7 +56,9 @@ final class ServedChatterd {
         let response = try client.request("GET", "/healthz", headers: [("X-Request-Id", "trace-42.a:b_c")])
         #expect(response.status == 200 && response.header("X-Request-Id") == "trace-42.a:b_c")
         let line = try #require(lines(through: "request_id=trace-42.a:b_c").last)
-        let pattern = #/time=\S+Z level=info event=request request_id=trace-42.a:b_c method=GET path=/healthz remote=127\.0\.0\.1:\d+ status=200 bytes=15 duration_ms=\d+\.\d{3}/#
+        let pattern = try Regex(
+            #"time=\S+Z level=info event=request request_id=trace-42.a:b_c method=GET path=/healthz "#
+                + #"remote=127\.0\.0\.1:\d+ status=200 bytes=15 duration_ms=\d+\.\d{3}"#)
         #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
     }
 
