@@ -4,7 +4,7 @@ import HTTPCore
 public struct HTTPExchange: Sendable {
     /// The request; nil when it could not be parsed (the response is then the parse error's).
     public var request: HTTPRequest?
-    /// The response as queued for sending (before the server adds `Content-Length`, `Date` and `Connection`).
+    /// The response as the handler made it (the server then adds `X-Request-Id`, `Content-Length`, `Date`, ...).
     public var response: HTTPResponse
     /// Body bytes the response puts on the wire: 0 for `HEAD`.
     public var bodyBytes: Int
