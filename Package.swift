@@ -46,6 +46,7 @@ let package = Package(
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
         .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattAPI"]),
+        .testTarget(name: "ChatterdTests", dependencies: ["chatterd", "HTTPServer", "HTTPCore", "ChattAPI", "ChattStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

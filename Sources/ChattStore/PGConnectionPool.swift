@@ -6,7 +6,7 @@ import Locking
 /// Waiting for a free connection is bounded by the acquire timeout. A connection found broken is dropped and
 /// replaced on a later call; failed connects back off (see `ConnectBackoff`) so a dead database is not hammered.
 public final class PGConnectionPool: Sendable {
-    /// How many connections are lent out and idle, for /metrics.
+    /// How many connections are lent out and idle, and how many callers wait for one, for /metrics.
     public struct Stats: Sendable, Equatable {
         /// The most connections the pool will open.
         public let size: Int
@@ -14,11 +14,14 @@ public final class PGConnectionPool: Sendable {
         public let inUse: Int
         /// Open connections waiting in the pool.
         public let idle: Int
+        /// Callers waiting for a connection to come free.
+        public var waiting = 0
     }
 
     private struct State {
         var idle: [PGConnection] = []
         var inUse = 0
+        var waiting = 0
         var isClosed = false
         var backoff = ConnectBackoff()
     }
@@ -73,12 +76,12 @@ public final class PGConnectionPool: Sendable {
 
     /// Current usage.
     public var stats: Stats {
-        state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count) }
+        state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiting) }
     }
 
     private func checkOut() throws(StoreError) -> PGConnection {
         guard !state.withLock({ $0.isClosed }) else { throw StoreError(.poolClosed) }
-        guard permits.wait(timeout: .now() + acquireTimeout) == .success else {
+        guard permits.wait(timeout: .now()) == .success || waitForPermit() else {
             throw StoreError(.poolTimeout)
         }
         // From here the caller holds a permit, which every failure must give back.
@@ -98,6 +101,13 @@ public final class PGConnectionPool: Sendable {
             permits.signal()
             throw error
         }
+    }
+
+    /// Waits up to the acquire timeout for a permit, counted in `stats.waiting` meanwhile.
+    private func waitForPermit() -> Bool {
+        state.withLock { $0.waiting += 1 }
+        defer { state.withLock { $0.waiting -= 1 } }
+        return permits.wait(timeout: .now() + acquireTimeout) == .success
     }
 
     private func idleOrNewConnection() throws(StoreError) -> PGConnection {

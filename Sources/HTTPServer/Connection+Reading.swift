@@ -58,7 +58,7 @@ extension Connection {
                 output.append(HTTPResponseSerializer.continueHead)
                 flush()
             case .request(let request):
-                dispatch(request)
+                dispatch(identified(request))
             }
         }
     }
@@ -71,17 +71,13 @@ extension Connection {
         let started = DispatchTime.now()
         let handler = environment.handler
         if let response = handler.respondImmediately(request) {
-            handler.observe(request, response, Self.seconds(since: started))
-            send(response, to: request)
+            finish(request, response, since: started)
             return
         }
         let accepted = environment.handlers.submit(
             run: {
                 let response = handler.respond(request)
-                self.queue.async {
-                    handler.observe(request, response, Self.seconds(since: started))
-                    self.send(response, to: request)
-                }
+                self.queue.async { self.finish(request, response, since: started) }
             },
             expire: { self.queue.async { self.sendBusy(to: request, started: started) } })
         if !accepted { sendBusy(to: request, started: started) }
@@ -91,17 +87,11 @@ extension Connection {
     private func sendBusy(to request: HTTPRequest, started: DispatchTime) {
         let response = HTTPResponse.error(
             .serviceUnavailable, "server busy", headers: HTTPHeaders([("Retry-After", "1")]))
-        environment.handler.observe(request, response, Self.seconds(since: started))
-        send(response, to: request)
-    }
-
-    private static func seconds(since start: DispatchTime) -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        finish(request, response, since: started)
     }
 
     private func respondToParseError(_ error: HTTPParseError) {
-        environment.handler.observe(nil, error.response, 0)
-        sendFinal(error.response)
+        finish(nil, error.response, since: nil)
     }
 
     /// Reads and drops whatever the client still sends after the final response, until it closes.

@@ -11,6 +11,8 @@ struct ConnectionEnvironment: Sendable {
     /// Where `handler.respond` runs when it may block, so a blocking handler never stalls an I/O queue.
     let handlers: HandlerPool
     let dates: DateCache
+    /// Starts every request id this server makes (see `RequestID`).
+    let requestIDPrefix: String
     /// Called once, on the connection's queue, after its socket is closed.
     let onClose: @Sendable (Connection) -> Void
 }
@@ -25,6 +27,8 @@ final class Connection: @unchecked Sendable {  // all mutable state is touched o
     let id: Int
     let queue: DispatchQueue
     let fd: Int32
+    /// The client's `ip:port`, for logs.
+    let remoteAddress: String
     let transport: any Transport
     let environment: ConnectionEnvironment
     var timeouts: ConnectionTimeouts { environment.configuration.timeouts }
@@ -33,6 +37,8 @@ final class Connection: @unchecked Sendable {  // all mutable state is touched o
     var decoder: HTTPRequestDecoder
     var output = OutputBuffer()
     var requestsServed = 0
+    /// The id of the request being answered (see `Connection+Exchange.swift`).
+    var requestID = ""
     /// Close (after lingering) once the output is written.
     var closeWhenWritten = false
     /// The server is shutting down: answer what is in flight, then close.
@@ -51,9 +57,13 @@ final class Connection: @unchecked Sendable {  // all mutable state is touched o
     var lastProgressAt = DispatchTime.now()
     var scheduledDeadline = DispatchTime.distantFuture
 
-    init(id: Int, fd: Int32, queue: DispatchQueue, transport: any Transport, environment: ConnectionEnvironment) {
+    init(
+        id: Int, fd: Int32, remoteAddress: String, queue: DispatchQueue, transport: any Transport,
+        environment: ConnectionEnvironment
+    ) {
         self.id = id
         self.fd = fd
+        self.remoteAddress = remoteAddress
         self.queue = queue
         self.transport = transport
         self.environment = environment

@@ -8,7 +8,9 @@ final class ListeningSocket {
     /// The port actually bound (useful when asked for port 0).
     let port: UInt16
 
-    init(host: String, port: UInt16, backlog: Int32) throws(SocketError) {
+    /// Binds and listens; with `reusePort`, other sockets that also set SO_REUSEPORT may bind the same port,
+    /// and the kernel spreads new connections across them.
+    init(host: String, port: UInt16, backlog: Int32, reusePort: Bool = false) throws(SocketError) {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         hints.ai_family = AF_UNSPEC
@@ -23,6 +25,13 @@ final class ListeningSocket {
         guard fd >= 0 else { throw SocketError("socket") }
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        if reusePort {
+            guard setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                let error = SocketError("setsockopt SO_REUSEPORT")
+                close(fd)
+                throw error
+            }
+        }
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             let error = SocketError("bind \(host):\(port)")
             close(fd)
@@ -58,16 +67,21 @@ final class ListeningSocket {
         }
     }
 
-    /// Accepts one pending connection: its fd (non-blocking, TCP_NODELAY), nil when none is waiting.
-    func accept() throws(SocketError) -> Int32? {
+    /// Accepts one pending connection: its fd (non-blocking, TCP_NODELAY) and the client's address as text;
+    /// nil when none is waiting.
+    func accept() throws(SocketError) -> (fd: Int32, peer: String)? {
         while true {
-            let client = Glibc.accept(fd, nil, nil)
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) }
+            }
             if client >= 0 {
                 setNonBlocking(client)
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 var on: Int32 = 1
                 setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-                return client
+                return (client, SocketAddress.text(peer))
             }
             switch errno {
             case EINTR, ECONNABORTED, EPROTO: continue

@@ -10,11 +10,12 @@ import Glibc
 public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Locked) or confined to `acceptQueue`
     private let configuration: ServerConfiguration
     private let tls: TLSContext?
-    private let log: @Sendable (String) -> Void
+    private let log: @Sendable (_ event: String, _ fields: [(String, String)]) -> Void
     let acceptQueue = DispatchQueue(label: "chatterd.accept")
     private let ioQueues: [DispatchQueue]
     let handlers: HandlerPool
     private let dates = DateCache()
+    private let requestIDPrefix = RequestID.randomPrefix()
     private let handler: HTTPHandler
 
     struct Registry {
@@ -30,8 +31,10 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
     private var acceptFailing = false
 
     /// Loads the TLS context (if configured); throws if the certificate or key is unusable.
+    /// `log` receives server events not tied to a request: an event name and its fields.
     public init(
-        configuration: ServerConfiguration, handler: HTTPHandler, log: @escaping @Sendable (String) -> Void
+        configuration: ServerConfiguration, handler: HTTPHandler,
+        log: @escaping @Sendable (_ event: String, _ fields: [(String, String)]) -> Void
     ) throws {
         self.configuration = configuration
         self.handler = handler
@@ -46,7 +49,8 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
     /// Binds and starts accepting; returns the bound port.
     public func start() throws -> UInt16 {
         let listener = try ListeningSocket(
-            host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+            host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog,
+            reusePort: configuration.reusePort)
         acceptQueue.sync {
             self.listener = listener
             let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: acceptQueue)
@@ -69,12 +73,12 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
                 return
             }
             do {
-                guard let fd = try listener?.accept() else { return }
+                guard let accepted = try listener?.accept() else { return }
                 acceptFailing = false
-                open(fd)
+                open(accepted.fd, peer: accepted.peer)
             } catch {
                 // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener; log once per episode.
-                if !acceptFailing { log("event=accept_failed error=\"\(error)\" action=retry_every_500ms") }
+                if !acceptFailing { log("accept_failed", [("error", "\(error)"), ("action", "retry_every_500ms")]) }
                 acceptFailing = true
                 pauseAccepting()
                 acceptQueue.asyncAfter(deadline: .now() + 0.5) { self.resumeAccepting() }
@@ -83,7 +87,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         }
     }
 
-    private func open(_ fd: Int32) {
+    private func open(_ fd: Int32, peer: String) {
         let transport: any Transport
         if let tls {
             guard let session = TLSTransport(context: tls, fd: fd) else {
@@ -96,13 +100,14 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         }
         let environment = ConnectionEnvironment(
             configuration: configuration, handler: handler, handlers: handlers, dates: dates,
-            onClose: { [weak self] connection in self?.closed(connection) })
+            requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
         let id = registry.withLock { state in
             state.nextID += 1
             return state.nextID
         }
         let queue = ioQueues[id % ioQueues.count]
-        let connection = Connection(id: id, fd: fd, queue: queue, transport: transport, environment: environment)
+        let connection = Connection(
+            id: id, fd: fd, remoteAddress: peer, queue: queue, transport: transport, environment: environment)
         registry.withLock { $0.connections[id] = connection }
         queue.async { connection.start() }
     }

@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     /// Serial I/O queues; connections are spread across them round-robin.
     public var ioQueueCount: Int = 2
     public var listenBacklog: Int32 = 1024
+    /// Sets SO_REUSEPORT, so several processes (each with this set) can listen on the same port.
+    public var reusePort = false
 
     public init() {}
 }

@@ -1,11 +1,7 @@
-import ChattAPI
 import ChattStore
 import Dispatch
-import HTTPCore
+import Foundation
 import HTTPServer
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Entry point: parses the command line and runs the command.
 @main
@@ -13,99 +9,89 @@ enum Chatterd {
     static func main() {
         let command: Command
         do {
-            command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
+            command = try Command.parse(
+                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         } catch {
-            fail("\(error)\n\(usage)", status: 64)
+            // No logger yet, and this is for whoever typed the command: plain text.
+            FileHandle.standardError.write(Data("chatterd: \(error)\n\n\(usage)\n".utf8))
+            exit(64)
         }
         switch command {
         case .help: print(usage)
         case .version: print("chatterd \(chatterdVersion)")
-        case .migrate(let url, let directory): migrate(conninfo: resolvedConninfo(url), directory: directory)
+        case .migrate(let options): migrate(options)
         case .serve(let options): serve(options)
         }
     }
 
-    /// `--database-url`, else `DATABASE_URL`, else "" (libpq defaults and `PG*` variables).
-    static func resolvedConninfo(_ url: String?) -> String {
-        url ?? getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
+    static func makeLogger(_ options: LogOptions) -> Logger {
+        Logger(level: options.level, format: options.format, writer: LogWriter())
     }
 
-    static func migrate(conninfo: String, directory: String) {
-        let pool = PGConnectionPool(conninfo: conninfo, size: 1)
-        defer { pool.close() }
+    static func migrate(_ options: MigrateOptions) {
+        let logger = makeLogger(options.log)
+        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: 1)
         do {
-            let applied = try Migrator.migrate(pool: pool, directory: directory)
-            Log.write("event=migrated applied=\(applied.count) versions=\(applied.joined(separator: ","))")
+            let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
+            let versions = applied.joined(separator: ",")
+            logger.log(.info, "migrated", ["applied": .integer(applied.count), "versions": "\(versions)"])
         } catch {
-            fail("migration failed: \(String(reflecting: error))", status: 1)
+            fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
+        pool.close()
+        logger.writer.flush()
     }
 
     static func serve(_ options: ServeOptions) {
         // OpenSSL writes with write(): a client resetting mid-response must not kill the process.
         signal(SIGPIPE, SIG_IGN)
-        let pool = PGConnectionPool(conninfo: resolvedConninfo(options.databaseURL), size: options.poolSize)
+        let logger = makeLogger(options.log)
+        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)
         // The certificate and key are checked first: a configuration error should not wait on the database.
-        let server = makeServer(options, pool: pool)
+        let server = makeServer(options, pool: pool, logger: logger)
         do {
             let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
-            if !applied.isEmpty { Log.write("event=migrated versions=\(applied.joined(separator: ","))") }
+            if !applied.isEmpty { logger.log(.info, "migrated", ["versions": "\(applied.joined(separator: ","))"]) }
         } catch {
-            fail("migration failed: \(String(reflecting: error))", status: 1)
+            fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
         let port: UInt16
         do {
             port = try server.start()
         } catch {
-            fail("cannot listen on \(options.server.host):\(options.server.port): \(error)", status: 1)
+            fail(logger, listenFailure(options, error), status: 1)
         }
-        Log.write("event=listening host=\(options.server.host) port=\(port) tls=\(!options.plainHTTP)")
-        let signals = SignalWatcher {
+        logger.log(.info, "listening", [
+            "host": "\(options.server.host)", "port": .integer(Int(port)), "tls": .boolean(!options.plainHTTP),
+            "reuse_port": .boolean(options.server.reusePort),
+            "database": "\(ConninfoRedaction.redacted(options.databaseURL ?? ""))",
+        ])
+        let signals = SignalWatcher(logger: logger) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
                 pool.close()
-                Log.write("event=stopped")
+                logger.log(.info, "stopped")
+                logger.writer.flush()
                 exit(0)
             }
         }
         withExtendedLifetime(signals) { dispatchMain() }
     }
 
-    static func makeServer(_ options: ServeOptions, pool: PGConnectionPool) -> Server {
-        let repository = PostgresChattRepository(pool: pool)
-        let metrics = RequestMetrics()
-        let serverBox = ServerReference()
-        let router = ChattRouter(repository: repository) {
-            let stats = pool.stats
-            return metrics.render(
-                openConnections: serverBox.server?.openConnectionCount ?? 0, poolSize: stats.size,
-                poolInUse: stats.inUse)
+    /// Why the listener could not start, with the way out when the port is taken.
+    static func listenFailure(_ options: ServeOptions, _ error: any Error) -> String {
+        var message = "cannot listen on \(options.server.host):\(options.server.port): \(error)"
+        if let socketError = error as? SocketError, socketError.errno == EADDRINUSE {
+            message += options.server.reusePort
+                ? " (the process holding it does not use --reuse-port, or runs as another user)"
+                : " (another process holds it; to share one port, start every chatterd with --reuse-port)"
         }
-        let handler = HTTPHandler(
-            respond: { router.respond(to: $0) },
-            respondImmediately: { router.respondImmediately(to: $0) },
-            observe: { request, response, seconds in
-                metrics.record(request, response, seconds: seconds)
-                if response.status.code >= 500 {
-                    Log.write("event=error status=\(response.status.code) path=\(request?.path ?? "-")")
-                }
-            })
-        do {
-            let server = try Server(
-                configuration: options.serverConfiguration, handler: handler, log: { Log.write($0) })
-            serverBox.server = server
-            return server
-        } catch {
-            fail("\(error)", status: 1)
-        }
+        return message
     }
 
-    static func fail(_ message: String, status: Int32) -> Never {
-        Log.write(message)
+    /// Logs `message` as the reason the process stops, writes out the log, and exits with `status`.
+    static func fail(_ logger: Logger, _ message: String, status: Int32) -> Never {
+        logger.log(.error, "fatal", ["cause": "\(message)"])
+        logger.writer.flush()
         exit(status)
     }
-}
-
-/// Lets the metrics closure reach the server created after it.
-private final class ServerReference: @unchecked Sendable {  // set once before the server starts
-    var server: Server?
 }

@@ -3,13 +3,44 @@ import HTTPServer
 /// What the command line asked for.
 enum Command {
     case serve(ServeOptions)
-    case migrate(databaseURL: String?, migrationsDirectory: String)
+    case migrate(MigrateOptions)
     case help
     case version
 }
 
+extension Command {
+    /// Parses `arguments` (without the program name); options not given fall back to `environment`
+    /// (see `CommandOptions`).
+    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+        guard let first = arguments.first else { return .help }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "-h", "--help", "help": return .help
+        case "-V", "--version", "version": return .version
+        case "serve": return .serve(try ServeOptions(arguments: rest, environment: environment))
+        case "migrate": return .migrate(try MigrateOptions(arguments: rest, environment: environment))
+        default: throw UsageError(description: "unknown command: \(first)")
+        }
+    }
+}
+
+/// Logging options, shared by every command.
+struct LogOptions {
+    var level = LogLevel.info
+    var format = LogFormat.logfmt
+
+    static let flagNames = ["--log-format", "--log-level"]
+
+    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
+        switch flag {
+        case "--log-format": format = try cursor.choice(for: flag, LogFormat.allCases.map { ($0.rawValue, $0) })
+        default: level = try cursor.choice(for: flag, LogLevel.allCases.map { ($0.name, $0) })
+        }
+    }
+}
+
 /// Options of `chatterd serve`. Server limits live in `server`, whose defaults are API.md's.
-struct ServeOptions {
+struct ServeOptions: CommandOptions {
     var server = ServerConfiguration()
     var certificatePath = "./chatterd.crt"
     var keyPath = "./chatterd.key"
@@ -18,58 +49,58 @@ struct ServeOptions {
     var migrationsDirectory = "./migrations"
     var poolSize = 8
     var drainSeconds = 10.0
-}
+    var log = LogOptions()
 
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
-}
+    static let command = "serve"
+    static let flagNames = [
+        "--host", "--port", "--cert", "--key", "--plain-http", "--reuse-port", "--database-url", "--migrations",
+        "--pool-size", "--drain-timeout",
+    ] + LogOptions.flagNames + ServerConfiguration.flagNames
 
-extension Command {
-    /// Parses `arguments` (without the program name).
-    static func parse(_ arguments: [String]) throws(UsageError) -> Command {
-        guard let first = arguments.first else { return .help }
-        var rest = ArgumentCursor(Array(arguments.dropFirst()))
-        switch first {
-        case "-h", "--help", "help": return .help
-        case "-V", "--version", "version": return .version
-        case "serve": return .serve(try ServeOptions(parsing: &rest))
-        case "migrate":
-            var url: String?
-            var directory = "./migrations"
-            while let flag = rest.nextFlag() {
-                switch flag {
-                case "--database-url": url = try rest.value(for: flag)
-                case "--migrations": directory = try rest.value(for: flag)
-                default: throw UsageError(description: "unknown option for migrate: \(flag)")
-                }
-            }
-            return .migrate(databaseURL: url, migrationsDirectory: directory)
-        default:
-            throw UsageError(description: "unknown command: \(first)")
+    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
+        switch flag {
+        case "--host": server.host = try cursor.value(for: flag)
+        case "--port": server.port = try cursor.number(for: flag)
+        case "--cert": certificatePath = try cursor.value(for: flag)
+        case "--key": keyPath = try cursor.value(for: flag)
+        case "--plain-http": plainHTTP = try cursor.switchValue(for: flag)
+        case "--reuse-port": server.reusePort = try cursor.switchValue(for: flag)
+        case "--database-url": databaseURL = try cursor.value(for: flag)
+        case "--migrations": migrationsDirectory = try cursor.value(for: flag)
+        case "--pool-size": poolSize = try cursor.number(for: flag, atLeast: 1)
+        case "--drain-timeout": drainSeconds = try cursor.seconds(for: flag)
+        case "--log-format", "--log-level": try log.set(flag, from: &cursor)
+        default: try server.set(flag, from: &cursor)
         }
     }
 }
 
-extension ServeOptions {
-    init(parsing cursor: inout ArgumentCursor) throws(UsageError) {
-        while let flag = cursor.nextFlag() {
-            switch flag {
-            case "--host": server.host = try cursor.value(for: flag)
-            case "--port": server.port = try cursor.number(for: flag)
-            case "--cert": certificatePath = try cursor.value(for: flag)
-            case "--key": keyPath = try cursor.value(for: flag)
-            case "--plain-http": plainHTTP = true
-            case "--database-url": databaseURL = try cursor.value(for: flag)
-            case "--migrations": migrationsDirectory = try cursor.value(for: flag)
-            case "--pool-size": poolSize = try cursor.number(for: flag, atLeast: 1)
-            case "--drain-timeout": drainSeconds = try cursor.seconds(for: flag)
-            default: try server.set(flag, from: &cursor)
-            }
+/// Options of `chatterd migrate`.
+struct MigrateOptions: CommandOptions {
+    var databaseURL: String?
+    var migrationsDirectory = "./migrations"
+    var log = LogOptions()
+
+    static let command = "migrate"
+    static let flagNames = ["--database-url", "--migrations"] + LogOptions.flagNames
+
+    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
+        switch flag {
+        case "--database-url": databaseURL = try cursor.value(for: flag)
+        case "--migrations": migrationsDirectory = try cursor.value(for: flag)
+        default: try log.set(flag, from: &cursor)
         }
     }
 }
 
 extension ServerConfiguration {
+    /// The `serve` flags that set server limits.
+    static let flagNames = [
+        "--max-connections", "--max-requests-per-connection", "--max-request-line-bytes", "--max-header-bytes",
+        "--max-header-count", "--max-body-bytes", "--handshake-timeout", "--header-timeout", "--body-timeout",
+        "--send-timeout", "--keepalive-timeout",
+    ]
+
     /// Sets the limit a `serve` flag names.
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
         switch flag {
@@ -86,50 +117,5 @@ extension ServerConfiguration {
         case "--keepalive-timeout": timeouts.keepAliveIdleSeconds = try cursor.seconds(for: flag)
         default: throw UsageError(description: "unknown option for serve: \(flag)")
         }
-    }
-}
-
-/// Walks `--flag value` pairs; also accepts `--flag=value`.
-struct ArgumentCursor {
-    private var arguments: [String]
-    private var pendingValue: String?
-
-    init(_ arguments: [String]) {
-        self.arguments = arguments
-    }
-
-    mutating func nextFlag() -> String? {
-        guard !arguments.isEmpty else { return nil }
-        let argument = arguments.removeFirst()
-        if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-            pendingValue = String(argument[argument.index(after: equals)...])
-            return String(argument[..<equals])
-        }
-        return argument
-    }
-
-    mutating func value(for flag: String) throws(UsageError) -> String {
-        if let pendingValue {
-            self.pendingValue = nil
-            return pendingValue
-        }
-        guard !arguments.isEmpty else { throw UsageError(description: "\(flag) needs a value") }
-        return arguments.removeFirst()
-    }
-
-    mutating func number<N: FixedWidthInteger>(for flag: String, atLeast minimum: N = 0) throws(UsageError) -> N {
-        let text = try value(for: flag)
-        guard let number = N(text), number >= minimum else {
-            throw UsageError(description: "\(flag) needs a whole number of at least \(minimum), not \(text)")
-        }
-        return number
-    }
-
-    mutating func seconds(for flag: String) throws(UsageError) -> Double {
-        let text = try value(for: flag)
-        guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
-            throw UsageError(description: "\(flag) needs a positive number of seconds, not \(text)")
-        }
-        return seconds
     }
 }

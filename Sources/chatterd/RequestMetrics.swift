@@ -1,7 +1,8 @@
-import HTTPCore
+import ChattStore
+import HTTPServer
 import Locking
 
-/// Counts requests by route and status and keeps a latency histogram, for `/metrics`.
+/// Counts requests by route and status, committed posts and a latency histogram, and renders `/metrics`.
 final class RequestMetrics: Sendable {
     /// Histogram bucket upper bounds, in seconds.
     static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -9,59 +10,89 @@ final class RequestMetrics: Sendable {
     static let knownRoutes: Set<String> = [
         "/", "/getmaps", "/postmaps", "/getchatts", "/postchatt", "/healthz", "/readyz", "/metrics",
     ]
+    /// Routes whose 200 means a chatt was committed.
+    static let postingRoutes: Set<String> = ["/postmaps", "/postchatt"]
 
     private struct State {
         var requests: [String: Int] = [:]  // "route|status" → count
         var buckets = [Int](repeating: 0, count: RequestMetrics.bucketBounds.count)
         var count = 0
         var sum = 0.0
+        var postsCommitted = 0
     }
     private let state = Locked(State())
 
-    func record(_ request: HTTPRequest?, _ response: HTTPResponse, seconds: Double) {
-        let key = "\(Self.route(of: request))|\(response.status.code)"
+    /// Counts one answered request.
+    func record(_ exchange: HTTPExchange) {
+        let route = Self.route(of: exchange.request?.path)
+        let status = exchange.response.status.code
+        let committed = status == 200 && exchange.request?.method == .POST && Self.postingRoutes.contains(route)
+        let key = "\(route)|\(status)"
+        let bucket = Self.bucketBounds.firstIndex { exchange.seconds <= $0 }
         state.withLock { state in
             state.requests[key, default: 0] += 1
-            if let bucket = Self.bucketBounds.firstIndex(where: { seconds <= $0 }) { state.buckets[bucket] += 1 }
+            if let bucket { state.buckets[bucket] += 1 }
             state.count += 1
-            state.sum += seconds
+            state.sum += exchange.seconds
+            if committed { state.postsCommitted += 1 }
         }
     }
 
-    static func route(of request: HTTPRequest?) -> String {
-        guard let path = request?.path else { return "invalid" }
+    /// The route label for `path` (nil when the request could not be parsed).
+    static func route(of path: String?) -> String {
+        guard let path else { return "invalid" }
+        // One trailing slash is allowed, as the router does; "//" is not the root.
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        return knownRoutes.contains(trimmed) ? trimmed : "other"
+        return knownRoutes.contains(trimmed) && (trimmed != "/" || path == "/") ? trimmed : "other"
     }
 
-    /// Prometheus text exposition format (version 0.0.4).
-    func render(openConnections: Int, poolSize: Int, poolInUse: Int) -> String {
+    /// The whole `/metrics` page: these counters plus `gauges`, read by the caller just now.
+    func render(_ gauges: MetricsGauges) -> String {
         let snapshot = state.withLock { $0 }
-        var lines = ["# HELP chatterd_requests_total Requests answered, by route and status.",
-                     "# TYPE chatterd_requests_total counter"]
+        var page = PrometheusText()
+        page.family("chatterd_requests_total", "counter", help: "Requests answered, by route and status.")
         for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "|", maxSplits: 1)
-            lines.append("chatterd_requests_total{route=\"\(parts[0])\",status=\"\(parts[1])\"} \(count)")
+            let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+            page.sample("chatterd_requests_total", count, labels: ["route": parts[0], "status": parts[1]])
         }
-        lines += ["# HELP chatterd_request_duration_seconds Time from complete request to response.",
-                  "# TYPE chatterd_request_duration_seconds histogram"]
+        let histogram = "chatterd_request_duration_seconds"
+        page.family(histogram, "histogram", help: "Time from complete request to queued response.")
         var cumulative = 0
         for (bound, count) in zip(Self.bucketBounds, snapshot.buckets) {
             cumulative += count
-            lines.append("chatterd_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)")
+            page.sample(histogram + "_bucket", cumulative, labels: ["le": PrometheusText.number(bound)])
         }
-        lines.append("chatterd_request_duration_seconds_bucket{le=\"+Inf\"} \(snapshot.count)")
-        lines.append("chatterd_request_duration_seconds_sum \(snapshot.sum)")
-        lines.append("chatterd_request_duration_seconds_count \(snapshot.count)")
-        lines += ["# HELP chatterd_open_connections Client connections open now.",
-                  "# TYPE chatterd_open_connections gauge",
-                  "chatterd_open_connections \(openConnections)",
-                  "# HELP chatterd_db_pool_connections Database pool size.",
-                  "# TYPE chatterd_db_pool_connections gauge",
-                  "chatterd_db_pool_connections \(poolSize)",
-                  "# HELP chatterd_db_pool_in_use Database connections checked out now.",
-                  "# TYPE chatterd_db_pool_in_use gauge",
-                  "chatterd_db_pool_in_use \(poolInUse)"]
-        return lines.joined(separator: "\n") + "\n"
+        page.sample(histogram + "_bucket", snapshot.count, labels: ["le": "+Inf"])
+        page.sample(histogram + "_sum", PrometheusText.number(snapshot.sum))
+        page.sample(histogram + "_count", snapshot.count)
+        page.single("chatterd_posts_committed_total", "counter", help: "Chatts stored (posts answered 200).",
+                    snapshot.postsCommitted)
+        gauges.render(into: &page)
+        return page.text
+    }
+}
+
+/// Values `/metrics` reads from their owners at scrape time.
+struct MetricsGauges {
+    var openConnections: Int
+    var pool: PGConnectionPool.Stats
+    var logLinesDropped: Int
+    /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
+    var cache: (hits: Int, misses: Int)?
+
+    fileprivate func render(into page: inout PrometheusText) {
+        page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
+        page.single("chatterd_db_pool_connections", "gauge", help: "Database pool size.", pool.size)
+        page.single("chatterd_db_pool_in_use", "gauge", help: "Database connections lent out now.", pool.inUse)
+        page.single("chatterd_db_pool_waiting", "gauge", help: "Callers waiting for a database connection.",
+                    pool.waiting)
+        page.single("chatterd_log_lines_dropped_total", "counter",
+                    help: "Log lines dropped because stderr could not keep up.", logLinesDropped)
+        if let cache {
+            page.single("chatterd_feed_cache_hits_total", "counter", help: "Feed reads served from the cache.",
+                        cache.hits)
+            page.single("chatterd_feed_cache_misses_total", "counter",
+                        help: "Feed reads that had to query the database.", cache.misses)
+        }
     }
 }

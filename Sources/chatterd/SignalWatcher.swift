@@ -9,7 +9,7 @@ final class SignalWatcher: @unchecked Sendable {  // `received` is touched only 
     private var sources: [any DispatchSourceSignal] = []
     private var received = 0
 
-    init(onFirst: @escaping @Sendable () -> Void) {
+    init(logger: Logger, onFirst: @escaping @Sendable () -> Void) {
         for signalNumber in [SIGTERM, SIGINT] {
             // Dispatch needs the default action disabled, or the signal would still kill the process.
             signal(signalNumber, SIG_IGN)
@@ -17,10 +17,11 @@ final class SignalWatcher: @unchecked Sendable {  // `received` is touched only 
             source.setEventHandler { [unowned self] in
                 self.received += 1
                 if self.received == 1 {
-                    Log.write("event=shutdown_started signal=\(signalNumber)")
+                    logger.log(.info, "shutdown_started", ["signal": .integer(Int(signalNumber))])
                     onFirst()
                 } else {
-                    Log.write("event=shutdown_forced")
+                    logger.log(.warn, "shutdown_forced")
+                    logger.writer.flush()
                     _exit(1)
                 }
             }

@@ -77,7 +77,7 @@ class ChatterdProcess:
         for raw in self.popen.stdout:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             self.lines.append(line)
-            if "event=listening" in line:
+            if "event=listening" in line or '"event":"listening"' in line:
                 self.listening.set()
 
     @property

@@ -26,7 +26,7 @@ final class ServerHarness {
             default: nil
             }
         })
-        server = try Server(configuration: configuration, handler: handler, log: { _ in })
+        server = try Server(configuration: configuration, handler: handler, log: { _, _ in })
         port = try server.start()
     }
 
