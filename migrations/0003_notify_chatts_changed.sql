@@ -1,0 +1,17 @@
+-- Tells every listening chatterd (LISTEN chatts_changed) that chatts changed, whoever changed them: a post, or
+-- an operator's DELETE, UPDATE or TRUNCATE in psql. Their cached feeds then re-read instead of polling a version.
+-- One notification per statement, not per row; PostgreSQL sends it only when the transaction commits, and
+-- folds identical notifications of one transaction into one. The migrator wraps this file in a transaction
+-- (no BEGIN/COMMIT here; the BEGIN below is PL/pgSQL's block, inside a dollar-quoted body).
+
+CREATE FUNCTION notify_chatts_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('chatts_changed', '');
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER chatts_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON chatts
+    FOR EACH STATEMENT EXECUTE FUNCTION notify_chatts_changed();
