@@ -70,22 +70,23 @@ final class InsertBatcher: Sendable {
 
     /// Writes one batch as leader, then passes the lead on.
     private func lead() {
+        var batch: [Waiter] = []
+        var outcomes: [Result<Void, StoreError>] = []
         do {
             // The connection comes first: posts arriving while the pool makes us wait join this batch.
             try pool.withConnection { connection throws(StoreError) in
-                let batch = takeBatch()
-                let outcomes = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
-                finish(batch, with: outcomes)
+                batch = takeBatch()
+                outcomes = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
             }
         } catch {
             // No connection: everyone queued would wait for the same pool, so they all get this answer now.
-            let queued = state.withLock { state in
+            batch = state.withLock { state in
                 defer { state.queue = [] }
                 return state.queue
             }
-            finish(queued, with: Array(repeating: .failure(error), count: queued.count))
+            outcomes = Array(repeating: .failure(error), count: batch.count)
         }
-        handOver()
+        finish(batch, with: outcomes)
     }
 
     private func takeBatch() -> [Waiter] {
@@ -97,15 +98,10 @@ final class InsertBatcher: Sendable {
         }
     }
 
+    /// Records each outcome and passes the lead to the oldest queued caller, if any, then wakes everyone.
     private func finish(_ batch: [Waiter], with outcomes: [Result<Void, StoreError>]) {
-        state.withLock { _ in
-            for (waiter, outcome) in zip(batch, outcomes) { waiter.stage = .done(outcome) }
-        }
-        for waiter in batch { waiter.wakeUp.signal() }
-    }
-
-    private func handOver() {
         let successor = state.withLock { state -> Waiter? in
+            for (waiter, outcome) in zip(batch, outcomes) { waiter.stage = .done(outcome) }
             guard let next = state.queue.first else {
                 state.hasLeader = false
                 return nil
@@ -113,7 +109,9 @@ final class InsertBatcher: Sendable {
             next.stage = .leading
             return next
         }
+        // The successor first: its batch goes out while the others are still being woken.
         successor?.wakeUp.signal()
+        for waiter in batch { waiter.wakeUp.signal() }
     }
 }
 
