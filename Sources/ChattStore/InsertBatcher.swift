@@ -89,6 +89,8 @@ final class InsertBatcher: Sendable {
         finish(batch, with: outcomes)
     }
 
+    /// The oldest queued inserts. The leader's own is among them: it was alone when it arrived, or the oldest
+    /// when promoted, and only plain queued waiters ever leave the queue early.
     private func takeBatch() -> [Waiter] {
         state.withLock { state in
             let batch = Array(state.queue.prefix(maximumBatchSize))
