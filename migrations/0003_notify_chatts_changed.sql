@@ -2,7 +2,7 @@
 -- an operator's DELETE, UPDATE or TRUNCATE in psql. Their cached feeds then re-read instead of polling a version.
 -- One notification per statement, not per row; PostgreSQL sends it only when the transaction commits, and
 -- folds identical notifications of one transaction into one.
--- Cost: a notifying transaction holds a database-wide lock from just before its commit until after it, so
+-- Cost: a notifying transaction holds a server-wide lock (PostgreSQL 15) from just before its commit until after it, so
 -- notifying commits never share a WAL flush. chatterd commits once per batch of posts, so it barely notices;
 -- many concurrent one-row writers do (pgbench -c64 with one INSERT a transaction drops from ~8k to ~0.3-1.3k tps
 -- here), which is why a pgbench baseline must run with this trigger disabled.
