@@ -10,7 +10,10 @@ import Darwin
 // @unchecked Sendable: libpq forbids concurrent use of a PGconn, so the pool lends each connection to one
 // caller at a time (it may move between threads, which libpq allows).
 public final class PGConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    /// The libpq connection; used only by PGConnection and its extensions, never handed out.
+    let handle: OpaquePointer
+    /// Names of the statements already prepared in this session (see `PGConnection+Prepared`).
+    var preparedNames: Set<String> = []
     /// Set when the server announced, between statements, that it is closing this session.
     private var serverIsClosing = false
     /// Enough reads of an idle socket to reach end-of-file after a few queued server messages.
@@ -47,10 +50,7 @@ public final class PGConnection: @unchecked Sendable {
     /// - Throws: `.invalidParameter` for a value containing NUL, `.connectionLost` when the connection broke
     ///   (the statement's outcome is unknown), `.queryFailed` with the SQLSTATE otherwise.
     public func query(_ sql: String, _ parameters: [String?] = []) throws(StoreError) -> PGResult {
-        // Text parameters travel as C strings: libpq would silently cut a value at its first NUL.
-        for case let value? in parameters where value.utf8.contains(0) {
-            throw StoreError(.invalidParameter)
-        }
+        try Self.refuseNUL(in: parameters)
         let values = CStringArray(parameters)
         let result = values.withPointers { pointers in
             PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
@@ -89,6 +89,14 @@ public final class PGConnection: @unchecked Sendable {
         return isReusable
     }
 
+    /// Throws `.invalidParameter` when a value contains NUL.
+    static func refuseNUL(in parameters: [String?]) throws(StoreError) {
+        // Text parameters travel as C strings: libpq would silently cut a value at its first NUL.
+        for case let value? in parameters where value.utf8.contains(0) {
+            throw StoreError(.invalidParameter)
+        }
+    }
+
     private func received(notice: OpaquePointer) {
         // Outside a statement, an error from the server arrives as a notice; FATAL or PANIC means it is leaving.
         let severity = PQresultErrorField(notice, Int32(Unicode.Scalar("V").value))  // PG_DIAG_SEVERITY_NONLOCALIZED
@@ -105,7 +113,8 @@ public final class PGConnection: @unchecked Sendable {
         Self.oneLine(String(cString: PQerrorMessage(handle)))
     }
 
-    private func checked(_ result: OpaquePointer?) throws(StoreError) -> PGResult {
+    /// Takes ownership of `result`, throwing the failure it reports, if any.
+    func checked(_ result: OpaquePointer?) throws(StoreError) -> PGResult {
         // libpq returns no result only when out of memory or not connected.
         guard let result else { throw failure(sqlState: nil, message: errorMessage) }
         let owned = PGResult(result)

@@ -28,7 +28,8 @@ public final class PGConnectionPool: Sendable {
 
     /// The most connections the pool will open.
     public let size: Int
-    private let acquireTimeout: DispatchTimeInterval
+    /// The longest a caller waits for a free connection.
+    let acquireTimeout: DispatchTimeInterval
     private let parameters: Result<ConnectionParameters, StoreError>
     // One permit per connection: a caller holding a permit owns exactly one lent connection.
     private let permits: DispatchSemaphore

@@ -3,23 +3,22 @@ import ChattAPI
 /// Stores chatts in PostgreSQL's `chatts` table through a connection pool.
 public final class PostgresChattRepository: ChattRepository {
     private let pool: PGConnectionPool
+    private let batcher: InsertBatcher
 
     /// Creates a repository that borrows connections from `pool`.
     public init(pool: PGConnectionPool) {
         self.pool = pool
+        batcher = InsertBatcher(pool: pool)
     }
 
-    static let insertSQL = "INSERT INTO chatts (name, message, geodata) VALUES ($1, $2, $3)"
-
-    /// Inserts one chatt in its own (autocommit) transaction; returns only once the server reports it committed.
+    /// Inserts one chatt; returns only once the server reports it committed. Concurrent calls share one statement
+    /// and one commit (see `InsertBatcher`), and chatts are numbered in the order the calls arrived.
     ///
     /// Never retried: if the connection drops after the statement was sent, the chatt may or may not be stored,
     /// so the caller gets `.unavailable` rather than a possible duplicate.
     public func add(_ chatt: NewChatt) throws(RepositoryError) {
         do {
-            try pool.withConnection { connection throws(StoreError) in
-                _ = try connection.query(Self.insertSQL, [chatt.name, chatt.message, chatt.geodata])
-            }
+            try batcher.insert(chatt)
         } catch {
             throw error.repositoryError
         }

@@ -101,7 +101,7 @@ extension DatabaseTests {
                     try pool.withConnection { connection throws(StoreError) in
                         _ = try connection.query("SELECT 1")
                         _ = try terminateBackends(of: database)
-                        _ = try connection.query(PostgresChattRepository.insertSQL, ["a", "b", nil])
+                        _ = try connection.query(ChattBatchInsert.rowStatement, ["a", "b", nil])
                     }
                 }
                 #expect(error?.code == .connectionLost)

@@ -211,8 +211,8 @@ class TableLock:
 
 
 def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_server, cluster, token):
-    # More requests than pool connections: those that get no connection must fail fast (pool wait),
-    # and those that do must fail at the statement timeout. Nothing may wait past the bound.
+    # More posts than pool connections: the batch being written fails at the statement timeout, and the
+    # posts queued behind it give up at the pool's acquire timeout. Nothing may wait past the bound.
     server = start_server(url=cluster.url)
     assert server.post_json("/postchatt", {"name": "q", "message": token + "-warm"}).status == 200
     outcomes: list = []
@@ -239,7 +239,9 @@ def test_many_requests_queued_behind_a_lock_all_get_503_within_the_bound(start_s
         lock.release()
     slow = [o for o in outcomes if o[1] != 503 or not o[2] or o[3] >= BOUND]
     assert not slow, f"(index, status, Retry-After, seconds) past {BOUND}s or not 503: {sorted(slow, key=lambda o: o[3])}"
-    assert ready.status == 503 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
+    # Queued posts share one batch, so one connection waits on the lock and /readyz still gets one: the
+    # database does answer, and says so promptly.
+    assert ready.status == 200 and ready_seconds < 5, f"/readyz answered {ready.status} after {ready_seconds:.1f}s"
     assert server.post_json("/postchatt", {"name": "q", "message": token + "-after"}, timeout=BOUND).status == 200
     assert_pool_settles(server)
 

@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+import Locking
+
+/// Reports changes to the `chatts` table, whoever made them, from `LISTEN chatts_changed` (migration 0003's
+/// trigger notifies after every statement that changes the table, and PostgreSQL delivers only committed ones).
+///
+/// It runs on a thread of its own with a connection of its own, not a pooled one: a pooled connection is lent
+/// for one call at a time, while a listener must stay connected. `onListening(true)` is called right after each
+/// successful LISTEN, and from then on `onChange()` once per notification. As soon as the connection is lost,
+/// `onListening(false)` is called (changes may now go unseen), and the listener reconnects with back-off
+/// (0.1 s doubling to 5 s, as the pool does).
+public final class ChattChangeListener: Sendable {
+    /// The longest the thread waits on a quiet connection before checking whether it should stop.
+    static let pollIntervalMilliseconds: Int32 = 100
+    static let listenSQL = "LISTEN chatts_changed"
+
+    private struct State {
+        var started = false
+        var stopping = false
+    }
+
+    private let parameters: Result<ConnectionParameters, StoreError>
+    private let onChange: @Sendable () -> Void
+    private let onListening: @Sendable (Bool) -> Void
+    private let state = Locked(State())
+    /// Signalled by stop(), to cut a back-off wait short.
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let running = DispatchGroup()
+
+    /// Creates a listener for the database `conninfo` names (same forms as the pool); nothing runs until start().
+    public init(
+        conninfo: String, onChange: @escaping @Sendable () -> Void,
+        onListening: @escaping @Sendable (Bool) -> Void
+    ) {
+        // An unparsable conninfo is retried with back-off like an unreachable server, and never listens.
+        parameters = Result { () throws(StoreError) in
+            try ConnectionParameters(conninfo: conninfo, statementTimeout: .seconds(5))
+        }
+        self.onChange = onChange
+        self.onListening = onListening
+    }
+
+    /// Starts the listening thread; later calls, and calls after stop(), do nothing.
+    public func start() {
+        let starts = state.withLock { state in
+            defer { state.started = true }
+            return !state.started && !state.stopping
+        }
+        guard starts else { return }
+        running.enter()
+        let thread = Thread { [self] in
+            run()
+            running.leave()
+        }
+        thread.name = "chatterd.listener"
+        thread.start()
+    }
+
+    /// Stops listening and returns once the thread has finished, so no callback runs after it returns
+    /// (a last `onListening(false)` does, if it was listening). Takes at most the poll interval, or while a
+    /// connect is in progress, at most its connect timeout.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wakeUp.signal()
+        running.wait()
+    }
+
+    private var isStopping: Bool {
+        state.withLock { $0.stopping }
+    }
+
+    private func run() {
+        var backoff = ConnectBackoff()
+        while !isStopping {
+            let now = ContinuousClock.now
+            guard backoff.startAttempt(at: now) else {
+                // startAttempt refuses only while a retry time is set.
+                let wait = (backoff.retryAt ?? now) - now
+                _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(wait / .nanoseconds(1))))
+                continue
+            }
+            do {
+                let connection = try PGConnection(parameters: parameters.get())
+                _ = try connection.query(Self.listenSQL)
+                backoff.recordSuccess()
+                listen(on: connection)
+            } catch {
+                backoff.recordFailure(at: .now)
+            }
+        }
+    }
+
+    /// Reports notifications until the connection is lost or stop() is called.
+    private func listen(on connection: PGConnection) {
+        onListening(true)
+        defer { onListening(false) }
+        while !isStopping {
+            do {
+                let count = try connection.awaitNotifications(timeoutMilliseconds: Self.pollIntervalMilliseconds)
+                for _ in 0..<count { onChange() }
+            } catch {
+                return
+            }
+        }
+    }
+}

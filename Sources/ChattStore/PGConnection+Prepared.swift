@@ -1,0 +1,26 @@
+import CLibPQ
+
+/// A statement the server parses and plans once per connection, then runs by name.
+struct PreparedStatement: Sendable {
+    /// The session-wide name it is prepared under; one name per SQL text.
+    let name: String
+    /// The SQL, with `$1…` parameters sent as text.
+    let sql: String
+}
+
+extension PGConnection {
+    /// Runs `statement` with text parameters, preparing it first if this connection has not yet.
+    /// - Throws: as `query(_:_:)`.
+    func query(_ statement: PreparedStatement, _ parameters: [String?]) throws(StoreError) -> PGResult {
+        try Self.refuseNUL(in: parameters)
+        if !preparedNames.contains(statement.name) {
+            _ = try checked(PQprepare(handle, statement.name, statement.sql, 0, nil))
+            preparedNames.insert(statement.name)
+        }
+        let values = CStringArray(parameters)
+        let result = values.withPointers { pointers in
+            PQexecPrepared(handle, statement.name, Int32(pointers.count), pointers, nil, nil, 0)
+        }
+        return try checked(result)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Locking
+import Testing
+@testable import ChattStore
+
+extension DatabaseTests {
+    @Suite struct ChattChangeListenerTests {
+        /// What a listener reported, in order.
+        final class Events: Sendable {
+            private let log = Locked<[String]>([])
+
+            var all: [String] { log.withLock { $0 } }
+            var changes: Int { all.filter { $0 == "change" }.count }
+
+            func listener(_ database: TestDatabase) -> ChattChangeListener {
+                ChattChangeListener(
+                    conninfo: database.conninfo(),
+                    onChange: { self.log.withLock { $0.append("change") } },
+                    onListening: { listening in self.log.withLock { $0.append(listening ? "listening" : "lost") } })
+            }
+        }
+
+        @Test func notifyFromAnotherSessionReachesOnChange() throws {
+            try TestDatabase.with { database throws in
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { events.all == ["listening"] })
+                _ = try database.column("SELECT pg_notify('chatts_changed', '')")
+                #expect(waitUntil { events.changes == 1 })
+                _ = try database.column("NOTIFY chatts_changed")
+                #expect(waitUntil { events.changes == 2 })
+            }
+        }
+
+        @Test(arguments: [
+            "INSERT INTO chatts (name, message) VALUES ('psql', 'spam')",
+            "UPDATE chatts SET message = 'edited'",
+            "DELETE FROM chatts WHERE name = 'psql'",
+            "TRUNCATE chatts",
+        ])
+        func everyKindOfChangeByPlainSQLIsReported(statement: String) throws {
+            try TestDatabase.with { database throws in
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'first')")
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { events.all == ["listening"] })
+                _ = try database.column(statement)
+                #expect(waitUntil { events.changes == 1 }, "\(statement)")
+            }
+        }
+
+        @Test func terminatedSessionIsReportedLostThenListeningAgain() throws {
+            try TestDatabase.with { database throws in
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { events.all == ["listening"] })
+                #expect(try database.column(Self.terminateListenerSQL) == ["1"])
+                #expect(waitUntil { events.all == ["listening", "lost", "listening"] })
+                // The new session listens too.
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('n', 'after')")
+                #expect(waitUntil { events.changes == 1 })
+            }
+        }
+
+        @Test func stopEndsTheSessionAndReportsLostLast() throws {
+            try TestDatabase.with { database throws in
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                try #require(waitUntil { events.all == ["listening"] })
+                let stopped = inBackground { listener.stop() }
+                #expect(stopped.wait(timeout: .now() + 5) == .success, "stop() did not return")
+                #expect(events.all == ["listening", "lost"])
+                #expect(waitUntil { (try? database.column(Self.listenersSQL)) == ["0"] })
+            }
+        }
+
+        static let listenersSQL = """
+            SELECT count(*)::text FROM pg_stat_activity
+            WHERE datname = current_database() AND query = 'LISTEN chatts_changed'
+            """
+        static let terminateListenerSQL = """
+            SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
+            WHERE datname = current_database() AND query = 'LISTEN chatts_changed'
+            """
+
+        @Test func stopBeforeStartReturnsAndNothingRuns() {
+            let listener = ChattChangeListener(
+                conninfo: "host=/nonexistent", onChange: {}, onListening: { _ in Issue.record("listened") })
+            listener.stop()
+            listener.start()
+        }
+    }
+}
