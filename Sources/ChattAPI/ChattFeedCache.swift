@@ -27,6 +27,9 @@ public final class ChattFeedCache: Sendable {
         var lastSeenVersion: ChattsVersion?
         var feeds: [Kind: EncodedFeed] = [:]
         var rebuilds: [Kind: FeedRebuild] = [:]
+        /// Reads served from a stored feed, and reads that ran a snapshot query, for /metrics.
+        var hits = 0
+        var misses = 0
     }
 
     /// What a reader does next, decided under the lock.
@@ -58,6 +61,11 @@ public final class ChattFeedCache: Sendable {
         }
     }
 
+    /// Reads served from a stored feed and reads that queried the store, since start.
+    public var counts: (hits: Int, misses: Int) {
+        state.withLock { ($0.hits, $0.misses) }
+    }
+
     /// The current generation; every `invalidate()` increases it.
     public var generation: UInt64 {
         state.withLock { $0.generation }
@@ -68,6 +76,7 @@ public final class ChattFeedCache: Sendable {
     func currentFeed(_ kind: Kind) -> EncodedFeed? {
         state.withLock { state in
             guard state.trusted, let feed = state.feeds[kind], feed.generation == state.generation else { return nil }
+            state.hits += 1
             return feed
         }
     }
@@ -127,6 +136,7 @@ extension ChattFeedCache.State {
         _ kind: ChattFeedCache.Kind, generation: UInt64, version: ChattsVersion?
     ) -> ChattFeedCache.Step {
         if let feed = feeds[kind], feed.generation >= generation || (version != nil && feed.version == version) {
+            hits += 1
             return .serve(feed)
         }
         if let rebuild = rebuilds[kind] {
@@ -135,6 +145,7 @@ extension ChattFeedCache.State {
         // Tagged with the generation now, before the query starts: anything invalidated later makes it stale.
         let rebuild = FeedRebuild(generation: self.generation)
         rebuilds[kind] = rebuild
+        misses += 1
         return .lead(rebuild)
     }
 }

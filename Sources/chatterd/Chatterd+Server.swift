@@ -4,25 +4,30 @@ import HTTPServer
 
 extension Chatterd {
     /// The server with chatterd's routes, metrics and logging; exits if the certificate or key is unusable.
-    static func makeServer(_ options: ServeOptions, pool: PGConnectionPool, logger: Logger) -> Server {
-        makeServer(options, repository: PostgresChattRepository(pool: pool), poolStats: { pool.stats }, logger: logger)
+    static func makeServer(
+        _ options: ServeOptions, pool: PGConnectionPool, feedCache: ChattFeedCache, logger: Logger
+    ) -> Server {
+        makeServer(
+            options, repository: PostgresChattRepository(pool: pool), poolStats: { pool.stats },
+            feedCache: feedCache, logger: logger)
     }
 
     /// The same over any repository (tests use one in memory); `poolStats` feeds the pool gauges of `/metrics`.
     static func makeServer(
         _ options: ServeOptions, repository base: any ChattRepository,
-        poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, logger: Logger
+        poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, feedCache: ChattFeedCache = ChattFeedCache(),
+        logger: Logger
     ) -> Server {
         let faults = FaultLedger()
         let repository = FaultRecordingRepository(base: base, ledger: faults)
         let metrics = RequestMetrics()
         let serverBox = ServerReference()
-        let router = ChattRouter(repository: repository) {
+        let router = ChattRouter(repository: repository, metrics: {
             metrics.render(MetricsGauges(
                 openConnections: serverBox.server?.openConnectionCount ?? 0, pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines,
-                cache: nil))  // the feed cache's (hits, misses) goes here once the cache counts them
-        }
+                cache: feedCache.counts))
+        }, feedCache: feedCache)
         let observer = RequestObserver(metrics: metrics, logger: logger, faults: faults)
         let handler = HTTPHandler(
             respond: { request in

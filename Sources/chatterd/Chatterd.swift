@@ -1,3 +1,4 @@
+import ChattAPI
 import ChattStore
 import Dispatch
 import Foundation
@@ -48,13 +49,17 @@ enum Chatterd {
         let logger = makeLogger(options.log)
         let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)
         // The certificate and key are checked first: a configuration error should not wait on the database.
-        let server = makeServer(options, pool: pool, logger: logger)
+        let feedCache = ChattFeedCache()
+        let server = makeServer(options, pool: pool, feedCache: feedCache, logger: logger)
         do {
             let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
             if !applied.isEmpty { logger.log(.info, "migrated", ["versions": "\(applied.joined(separator: ","))"]) }
         } catch {
             fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
+        // Started after the migrations, which create the trigger it listens to.
+        let listener = makeChangeListener(options, feedCache: feedCache, logger: logger)
+        listener.start()
         let port: UInt16
         do {
             port = try server.start()
@@ -68,6 +73,7 @@ enum Chatterd {
         ])
         let signals = SignalWatcher(logger: logger) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
+                listener.stop()
                 pool.close()
                 logger.log(.info, "stopped")
                 logger.writer.flush()
@@ -75,6 +81,19 @@ enum Chatterd {
             }
         }
         withExtendedLifetime(signals) { dispatchMain() }
+    }
+
+    /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.
+    /// While it is not listening, the cache checks the store's version on every read instead.
+    static func makeChangeListener(
+        _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger
+    ) -> ChattChangeListener {
+        ChattChangeListener(
+            conninfo: options.databaseURL ?? "", onChange: { feedCache.invalidate() },
+            onListening: { listening in
+                feedCache.setNotificationsTrusted(listening)
+                logger.log(listening ? .info : .warn, listening ? "change_listener_up" : "change_listener_down")
+            })
     }
 
     /// Why the listener could not start, with the way out when the port is taken.
