@@ -3,6 +3,7 @@ import ChattStore
 import Dispatch
 import Foundation
 import HTTPServer
+import Locking
 
 /// Entry point: parses the command line and runs the command.
 @main
@@ -58,7 +59,8 @@ enum Chatterd {
             fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
         // Started after the migrations, which create the trigger it listens to.
-        let listener = makeChangeListener(options, feedCache: feedCache, logger: logger)
+        let stopping = Locked(false)
+        let listener = makeChangeListener(options, feedCache: feedCache, logger: logger, stopping: stopping)
         listener.start()
         let port: UInt16
         do {
@@ -73,6 +75,7 @@ enum Chatterd {
         ])
         let signals = SignalWatcher(logger: logger) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
+                stopping.withLock { $0 = true }
                 listener.stop()
                 pool.close()
                 logger.log(.info, "stopped")
@@ -84,15 +87,20 @@ enum Chatterd {
     }
 
     /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.
-    /// While it is not listening, the cache checks the store's version on every read instead.
+    /// While it is not listening, the cache checks the store's version on every read instead. A lost
+    /// connection is a warning; the listener stopping because the server is (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger
+        _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             conninfo: options.databaseURL ?? "", onChange: { feedCache.invalidate() },
             onListening: { listening in
                 feedCache.setNotificationsTrusted(listening)
-                logger.log(listening ? .info : .warn, listening ? "change_listener_up" : "change_listener_down")
+                if listening {
+                    logger.log(.info, "change_listener_up")
+                } else if !stopping.withLock({ $0 }) {
+                    logger.log(.warn, "change_listener_down")
+                }
             })
     }
 
