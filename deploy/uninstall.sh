@@ -18,7 +18,8 @@ Usage: deploy/uninstall.sh [--purge]
 
 Removes what deploy/install.sh added: stops and disables the chatterd service, and deletes its unit,
 PREFIX/bin/chatterd, PREFIX/share/chatterd and the system user (if install.sh created it). PREFIX
-and the user come from /etc/chatterd/install.conf (default /usr/local and chatterd).
+and the user come from /etc/chatterd/install.conf (default /usr/local and chatterd). Directories
+install.sh may have made under PREFIX (bin, share) stay, even when empty.
 
 Kept, so that a later install.sh picks up where this one left off:
   - the database and its PostgreSQL role (the data: every chatt),
@@ -79,8 +80,11 @@ stop_service() {
 drop_database() {
     local url db port version name status
     url=$(setting "$ENV_FILE" CHATTERD_DATABASE_URL "")
-    if [[ -z $url || $url != *"host=$DISTRO_PG_SOCKET_DIR"* ]]; then
-        warn "not dropping any database: ${url:+$url is not local}${url:-no CHATTERD_DATABASE_URL in $ENV_FILE}"
+    if [[ -z $url ]]; then
+        warn "not dropping any database: $ENV_FILE names none"
+        return
+    elif [[ $url != *"host=$DISTRO_PG_SOCKET_DIR"* ]]; then
+        warn "not dropping the database at $url: it is not on this machine's PostgreSQL socket"
         return
     fi
     db=${url#postgresql:///} db=${db%%\?*}
