@@ -270,6 +270,8 @@ check_service() {
 # Records what was installed where, for uninstall.sh. CREATED_USER=yes once this script made the user.
 write_manifest() {
     if [[ -e $MANIFEST ]] && grep -qx 'CREATED_USER=yes' "$MANIFEST"; then created_user=yes; fi
+    # An environment file without a manifest is an older install.sh's, and that one made the user.
+    if [[ ! -e $MANIFEST && -e $ENV_FILE ]]; then created_user=yes; fi
     install -d -m 0750 -o root -g "$user" "$ETC"
     printf 'PREFIX=%s\nUSER=%s\nCREATED_USER=%s\n' "$prefix" "$user" "$created_user" >"$MANIFEST"
     chmod 0644 "$MANIFEST"
