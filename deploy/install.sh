@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
-# Installs chatterd as a systemd service on Debian 12, from this checkout. Run as root.
-# Usage: deploy/install.sh [SAN ...]
-#   SAN: names/addresses for a new certificate (see deploy/gen-cert.sh), used only when
-#   /etc/chatterd/chatterd.key does not exist yet. Default: localhost, 127.0.0.1 and `hostname -I`.
-# Environment: DATABASE_URL, if set and /etc/chatterd/chatterd.env does not exist, goes into that file;
-# if unset, a local PostgreSQL (the distribution's cluster) gets a `chatterd` role and database.
-# Re-running it upgrades: new binary and migrations, then a restart (which applies the migrations).
+# Installs chatterd from this checkout as a systemd service, or upgrades it in place. Run as root.
+# `deploy/install.sh --help` lists the options; deploy/README.md is the walk-through.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,129 +9,288 @@ source scripts/lib/common.sh
 source scripts/lib/deps.sh
 source scripts/lib/postgres.sh
 source scripts/lib/cert.sh
+source scripts/lib/distro-pg.sh
 
-BIN=/usr/local/bin/chatterd
-SHARE=/usr/local/share/chatterd
 ETC=/etc/chatterd
+ENV_FILE=$ETC/chatterd.env
+MANIFEST=$ETC/install.conf
 UNIT=/etc/systemd/system/chatterd.service
 
-systemd_running() { [[ -d /run/systemd/system ]]; }
+usage() {
+    cat <<'EOF'
+Usage: deploy/install.sh [options]
 
-# Builds the release binary and installs it and the migrations.
+Installs chatterd from this checkout as a systemd service on Debian 12 or Ubuntu 22.04+, as root:
+apt packages it lacks, a release build, the binary and migrations, a system user, a PostgreSQL role
+and database reached over the Unix socket with peer authentication (no password anywhere), a key and
+certificate, /etc/chatterd/chatterd.env, and the unit, enabled and started.
+Run it again to upgrade: it rebuilds, replaces binary and migrations, applies new migrations and
+restarts the service. It keeps the database, the key, the certificate and chatterd.env.
+
+Options:
+  --domain NAME       a DNS name phones use to reach the server; repeat for several
+  --ip ADDRESS        an IP address phones use; repeat for several (default: the source address of
+                      the default route, which is the public IP on a typical VPS; behind NAT give the
+                      public address)
+  --port N            HTTPS port (default 443)
+  --prefix DIR        install DIR/bin/chatterd and DIR/share/chatterd (default /usr/local)
+  --user NAME         system user the service runs as, and its PostgreSQL role (default chatterd)
+  --database NAME     database to create in the local PostgreSQL (default chatterd)
+  --database-url URL  use this existing database instead of a local one (a libpq URI; keep any
+                      password in a pgpass file, see deploy/chatterd.env.example)
+  --no-start          install and enable the service, but do not start or restart it
+  --swift PATH        the Swift 6 toolchain: its swift executable or bin directory
+                      (default: swift on PATH, else /opt/swift/usr/bin)
+  --build-dir DIR     SwiftPM scratch path (default $CHATTERD_BUILD_DIR, else .build); the
+                      install's static build lives in DIR/static
+  -h, --help          show this text
+
+A new certificate names localhost, 127.0.0.1, every --domain and every --ip. It is made only when
+/etc/chatterd/chatterd.key does not exist: phones trust the certificate, so a re-run never replaces
+it (deploy/README.md, "Rotate the certificate"). --port and the database options shape a new
+chatterd.env; once it exists, edit it instead.
+EOF
+}
+
+prefix=/usr/local user=chatterd database=chatterd database_url='' port=443 start=1
+build_dir=${CHATTERD_BUILD_DIR:-$ROOT/.build} settings_given=() created_user=no
+domains=() ips=()
+
+parse_args() {
+    while (( $# > 0 )); do
+        case $1 in
+            --domain) domains+=("${2:?--domain needs a name}"); shift 2 ;;
+            --ip) ips+=("${2:?--ip needs an address}"); shift 2 ;;
+            --port) port=${2:?--port needs a number}; settings_given+=(--port); shift 2 ;;
+            --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+            --user) user=${2:?--user needs a name}; shift 2 ;;
+            --database) database=${2:?--database needs a name}; settings_given+=(--database); shift 2 ;;
+            --database-url) database_url=${2:?--database-url needs a URL}; settings_given+=(--database-url); shift 2 ;;
+            --no-start) start=0; shift ;;
+            --swift) use_swift "${2:?--swift needs a path}"; shift 2 ;;
+            --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
+            -h|--help) usage; exit 0 ;;
+            *) die "unknown argument $1 (see --help)" ;;
+        esac
+    done
+    if ! [[ $port =~ ^[0-9]+$ ]] || (( port < 1 || port > 65535 )); then die "--port must be 1..65535"; fi
+    [[ $prefix =~ ^/[A-Za-z0-9._/-]*$ ]] || die "--prefix must be an absolute path of plain characters"
+    [[ $user =~ ^[a-z_][a-z0-9_-]{0,31}$ ]] || die "--user must be a lower-case user name"
+    [[ $database =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || die "--database must be a lower-case SQL name"
+    # These characters would need escaping in both systemd's and the shell's environment file syntax.
+    [[ $database_url != *[\"\\\$\`]* ]] || die "--database-url contains \", \\, \$ or \`"
+    BIN=$prefix/bin/chatterd SHARE=$prefix/share/chatterd
+}
+
+# Puts the toolchain at PATH (a swift executable or the directory holding it) first on PATH.
+use_swift() {
+    local dir=$1
+    [[ -d $dir ]] || dir=$(dirname "$1")
+    [[ -x $dir/swift ]] || die "--swift $1: no swift executable there"
+    PATH=$dir:$PATH
+}
+
+# Installs the apt packages the build, the certificate and (unless remote) the database need.
+ensure_packages() {
+    _deps_find_swift || exit 1
+    swift --version >/dev/null 2>&1 || die "swift does not run; install the toolchain's dependencies (swift.org)"
+    local missing
+    # The test tools (pytest, PyYAML) are not needed on a server; the database is, unless it is remote.
+    mapfile -t missing < <(_deps_missing | grep -vxE 'python3(-pytest|-yaml)?' \
+        | { if [[ -n $database_url ]]; then grep -vx postgresql; else cat; fi; } || true)
+    (( ${#missing[@]} == 0 )) && return
+    log "installing ${missing[*]}"
+    deps_apt_install "${missing[@]}" || die "apt-get install failed"
+}
+
+# Builds a release binary with the Swift runtime linked in, so the service does not depend on where
+# the toolchain lives (systemd's ProtectHome hides one under /root), and installs it with the migrations.
 install_files() {
-    local build_dir=${CHATTERD_BUILD_DIR:-$ROOT/.build}
-    log "building (swift build -c release)"
-    swift build -c release --scratch-path "$build_dir"
-    # Install next to the target, then rename: a running chatterd keeps its file, nothing half-written.
-    install -m 0755 "$build_dir/release/chatterd" "$BIN.new"
-    mv -f "$BIN.new" "$BIN"
+    local scratch=$build_dir/static
+    log "building (swift build -c release --static-swift-stdlib)"
+    swift build -c release --static-swift-stdlib --product chatterd --scratch-path "$scratch"
+    mkdir -p "$prefix/bin"
     install -d -m 0755 "$SHARE/migrations"
+    # Install next to the target, then rename: a running chatterd keeps its file, nothing half-written.
+    install -m 0755 "$scratch/release/chatterd" "$BIN.new"
+    mv -f "$BIN.new" "$BIN"
     rm -f "$SHARE"/migrations/*.sql
-    if compgen -G 'migrations/*.sql' >/dev/null; then
-        install -m 0644 migrations/*.sql "$SHARE/migrations/"
-    else
-        warn "no migrations/*.sql in this checkout"
-    fi
-    log "installed $BIN and $SHARE/migrations"
+    install -m 0644 migrations/*.sql "$SHARE/migrations/"
+    install -m 0755 deploy/gen-cert.sh "$SHARE/gen-cert.sh"
+    install -m 0644 deploy/README.md "$SHARE/README.md"
+    log "installed $BIN ($("$BIN" --version)), $SHARE/migrations ($(find "$SHARE/migrations" -name '*.sql' | wc -l) files)"
 }
 
-# Creates the chatterd system user (no home, no shell) once.
+# Creates the system user (no home, no shell) once; its group has the same name.
 ensure_user() {
-    getent passwd chatterd >/dev/null && return
-    useradd --system --user-group --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin chatterd
-    log "created system user chatterd"
-}
-
-# Makes /etc/chatterd with a certificate and a key only chatterd can read (generated if missing).
-ensure_tls() {
-    install -d -m 0750 -o root -g chatterd "$ETC"
-    if [[ ! -e $ETC/chatterd.key ]]; then
-        local sans=("$@")
-        # shellcheck disable=SC2207  # hostname -I prints space-separated addresses
-        (( ${#sans[@]} > 0 )) || sans=(localhost 127.0.0.1 $(hostname -I 2>/dev/null))
-        log "generating a certificate for: ${sans[*]}"
-        deploy/gen-cert.sh --out-dir "$ETC" "${sans[@]}"
-    elif ! cert_key_matches "$ETC/chatterd.crt" "$ETC/chatterd.key"; then
-        die "$ETC/chatterd.key does not match $ETC/chatterd.crt; fix or remove both (phones trust the certificate)"
-    fi
-    chown chatterd:chatterd "$ETC/chatterd.key"
-    chmod 0600 "$ETC/chatterd.key"
-    chown root:root "$ETC/chatterd.crt"
-    chmod 0644 "$ETC/chatterd.crt"
-}
-
-# Prints the port of the distribution's PostgreSQL cluster, started (and created) if needed.
-local_postgres_port() {
-    local version cluster
-    version=$(basename "$(dirname "$(pg_bindir)")")
-    if ! pg_lsclusters -h | grep -q .; then
-        pg_createcluster "$version" main >&2
-    fi
-    read -r version cluster _ < <(pg_lsclusters -h | head -n 1)
-    if systemd_running; then
-        systemctl enable --now postgresql >&2
-        systemctl start "postgresql@$version-$cluster" >&2
+    if getent passwd "$user" >/dev/null; then
+        log "keeping system user $user"
     else
-        # No systemd (a container): postgresql-common starts the cluster directly.
-        pg_ctlcluster "$version" "$cluster" status >/dev/null 2>&1 || pg_ctlcluster "$version" "$cluster" start >&2
+        useradd --system --user-group --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin "$user"
+        created_user=yes
+        log "created system user $user"
     fi
-    pg_lsclusters -h | awk -v v="$version" -v c="$cluster" '$1 == v && $2 == c { print $3 }'
 }
 
-# Creates the chatterd role (peer authentication: no password) and database in the local cluster.
-ensure_local_database() {
-    local port=$1
-    local psql=(runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$port" -d postgres)
-    (cd / && "${psql[@]}" -c "DO \$\$ BEGIN
-        IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'chatterd') THEN CREATE ROLE chatterd LOGIN; END IF;
-        END \$\$")
-    if [[ $(cd / && "${psql[@]}" -Atc "SELECT 1 FROM pg_database WHERE datname = 'chatterd'") != 1 ]]; then
-        (cd / && "${psql[@]}" -c 'CREATE DATABASE chatterd OWNER chatterd')
+# The address of the default route: what the world reaches on a server with a public IP.
+default_ip() {
+    local address=''
+    if command -v ip >/dev/null 2>&1; then
+        address=$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -n 1)
     fi
-    log "local PostgreSQL on port $port has role and database chatterd"
+    [[ -n $address ]] || address=$(hostname -I 2>/dev/null | awk '{ print $1 }')
+    printf '%s' "$address"
 }
 
-# Writes /etc/chatterd/chatterd.env once: DATABASE_URL from the environment, or a local database.
+# Makes /etc/chatterd with the certificate and a key only the service user can read (generated once).
+ensure_tls() {
+    install -d -m 0750 -o root -g "$user" "$ETC"
+    local crt=$ETC/chatterd.crt key=$ETC/chatterd.key name
+    (( ${#ips[@]} > 0 )) || { name=$(default_ip); [[ -z $name ]] || ips=("$name"); }
+    if [[ ! -e $key ]]; then
+        log "generating a key and certificate for localhost 127.0.0.1 ${domains[*]} ${ips[*]}"
+        deploy/gen-cert.sh --out-dir "$ETC" localhost 127.0.0.1 "${domains[@]}" "${ips[@]}" >&2
+    else
+        cert_key_matches "$crt" "$key" || die "$key does not match $crt; restore the pair (phones trust $crt)"
+        log "keeping $key and $crt"
+        for name in "${domains[@]}"; do
+            openssl x509 -in "$crt" -noout -checkhost "$name" | grep -q 'does match' \
+                || warn "$crt does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
+        done
+        for name in "${ips[@]}"; do
+            openssl x509 -in "$crt" -noout -checkip "$name" | grep -q 'does match' \
+                || warn "$crt does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
+        done
+    fi
+    chown "$user:$user" "$key"
+    chmod 0600 "$key"
+    chown root:root "$crt"
+    chmod 0644 "$crt"
+}
+
+# Prints the value of KEY in the environment file, without quotes.
+env_value() {
+    sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$ENV_FILE" | tail -n 1
+}
+
+# Sets DB_URL (the URL the service uses) and makes sure a local database exists and runs.
+prepare_database() {
+    local db=$database
+    if [[ -e $ENV_FILE ]]; then
+        DB_URL=$(env_value CHATTERD_DATABASE_URL)
+        [[ -n $DB_URL ]] || DB_URL=$(env_value DATABASE_URL)  # written by an older install.sh
+        [[ -n $DB_URL ]] || die "$ENV_FILE has no CHATTERD_DATABASE_URL"
+        # A local database is one on the distribution's socket; only then is there anything to start.
+        [[ $DB_URL == *"host=$DISTRO_PG_SOCKET_DIR"* ]] || return 0
+        db=${DB_URL#postgresql:///}
+        db=${db%%\?*}
+    elif [[ -n $database_url ]]; then
+        DB_URL=$database_url
+        return 0
+    fi
+    local cluster_port
+    cluster_port=$(distro_cluster_up)
+    distro_ensure_database "$cluster_port" "$user" "$db"
+    log "PostgreSQL on port $cluster_port has role $user and database $db"
+    [[ -n ${DB_URL:-} ]] || DB_URL="postgresql:///$db?host=$DISTRO_PG_SOCKET_DIR&port=$cluster_port"
+}
+
+# Applies migrations as the service user, which also proves it can log in (peer authentication).
+migrate() {
+    log "applying migrations as $user"
+    (cd / && runuser -u "$user" -- "$BIN" migrate --database-url "$DB_URL" --migrations "$SHARE/migrations") \
+        || die "chatterd migrate failed as $user. A local database needs 'local all all peer' in pg_hba.conf"
+}
+
+# Writes the environment file from the example once; an older one without CHATTERD_CERT is replaced.
 ensure_env_file() {
-    local env=$ETC/chatterd.env url
-    if [[ -e $env ]]; then
-        log "keeping $env"
+    if [[ -e $ENV_FILE ]] && grep -q '^CHATTERD_CERT=' "$ENV_FILE"; then
+        log "keeping $ENV_FILE${settings_given[*]:+ (${settings_given[*]} not applied: edit it instead)}"
+        # Readable by the service user, writable by root only (uninstall.sh hands it to root).
+        chown "root:$user" "$ENV_FILE"
+        chmod 0640 "$ENV_FILE"
         return
     fi
-    if [[ -n ${DATABASE_URL:-} ]]; then
-        # Kept simple: these characters would need escaping in systemd's EnvironmentFile syntax.
-        [[ $DATABASE_URL != *[\"\\\$]* ]] || die "DATABASE_URL contains \", \\ or \$: write $env by hand"
-        url=$DATABASE_URL
-    else
-        local port
-        port=$(local_postgres_port)
-        ensure_local_database "$port"
-        url="postgresql:///chatterd?host=/var/run/postgresql&port=$port"
-    fi
-    # 0640 root:chatterd: the URL may hold a password.
-    (umask 027 && printf 'DATABASE_URL="%s"\n' "$url" >"$env")
-    chown root:chatterd "$env"
-    log "wrote $env"
+    [[ ! -e $ENV_FILE ]] || { mv -f "$ENV_FILE" "$ENV_FILE.old"; warn "older $ENV_FILE saved as $ENV_FILE.old"; }
+    # Replaces the KEY= line of the example with the value, or leaves it be (awk: no escaping trouble).
+    (umask 027 && K1=CHATTERD_DATABASE_URL V1=$DB_URL K2=CHATTERD_PORT V2=$port \
+        K3=CHATTERD_MIGRATIONS V3=$SHARE/migrations awk '
+        { for (i = 1; i <= 3; i++) if (index($0, ENVIRON["K" i] "=") == 1) $0 = ENVIRON["K" i] "=\"" ENVIRON["V" i] "\"" }
+        { print }' deploy/chatterd.env.example >"$ENV_FILE.new")
+    chown "root:$user" "$ENV_FILE.new"
+    mv -f "$ENV_FILE.new" "$ENV_FILE"
+    log "wrote $ENV_FILE"
 }
 
-# Installs the unit and (re)starts the service when systemd runs.
+# Installs the unit for this user and prefix, and (re)starts the service when systemd runs.
 install_unit() {
-    install -m 0644 deploy/chatterd.service "$UNIT"
+    sed -e "s|^User=chatterd\$|User=$user|" -e "s|^Group=chatterd\$|Group=$user|" -e "s|/usr/local/|$prefix/|g" \
+        deploy/chatterd.service >"$UNIT.new"
+    chmod 0644 "$UNIT.new"
+    mv -f "$UNIT.new" "$UNIT"
     if ! systemd_running; then
-        warn "systemd is not running here: installed $UNIT; start it with 'systemctl enable --now chatterd'"
+        warn "systemd is not running here (PID 1 is $(ps -p 1 -o comm=)): installed $UNIT but started nothing."
+        warn "run it by hand as the unit would: $(manual_command)"
         return
     fi
     systemctl daemon-reload
     systemctl enable chatterd
+    if (( ! start )); then
+        log "--no-start: enabled, not started; start it with: systemctl restart chatterd"
+        return
+    fi
     systemctl restart chatterd
-    systemctl --no-pager --lines=5 status chatterd || true
+    check_service
 }
 
-is_root || die "run as root (it installs into /usr/local, /etc and systemd)"
-deps_ensure || exit 1
-install_files
-ensure_user
-ensure_tls "$@"
-ensure_env_file
-install_unit
-log "done. Phones need $ETC/chatterd.crt installed and trusted (README, 'Pointing the iOS app at it')"
+# The command line that runs chatterd like the unit does (user, capability, environment), for hosts
+# without systemd.
+manual_command() {
+    printf "setpriv --reuid=%s --regid=%s --clear-groups --inh-caps=-all,+net_bind_service" "$user" "$user"
+    printf " --ambient-caps=-all,+net_bind_service --no-new-privs -- bash -c 'set -a; . %s; exec %s serve'" \
+        "$ENV_FILE" "$BIN"
+}
+
+# Waits for /healthz over TLS; shows the journal and fails when the service does not come up.
+check_service() {
+    local port_now url
+    port_now=$(env_value CHATTERD_PORT)
+    url="https://localhost:${port_now:-443}/healthz"
+    for _ in $(seq 50); do
+        if curl -fsS --cacert "$ETC/chatterd.crt" "$url" >/dev/null 2>&1; then
+            log "chatterd is running: $url answers"
+            return
+        fi
+        sleep 0.2
+    done
+    journalctl -u chatterd -n 30 --no-pager >&2 || true
+    die "chatterd did not answer $url within 10 s (journalctl -u chatterd)"
+}
+
+# Records what was installed where, for uninstall.sh. CREATED_USER=yes once this script made the user.
+write_manifest() {
+    if [[ -e $MANIFEST ]] && grep -qx 'CREATED_USER=yes' "$MANIFEST"; then created_user=yes; fi
+    # An environment file without a manifest is an older install.sh's, and that one made the user.
+    if [[ ! -e $MANIFEST && -e $ENV_FILE ]]; then created_user=yes; fi
+    install -d -m 0750 -o root -g "$user" "$ETC"
+    printf 'PREFIX=%s\nUSER=%s\nCREATED_USER=%s\n' "$prefix" "$user" "$created_user" >"$MANIFEST"
+    chmod 0644 "$MANIFEST"
+}
+
+main() {
+    parse_args "$@"
+    is_root || die "run as root (it installs packages, a user and a service)"
+    ensure_packages
+    install_files
+    ensure_user
+    write_manifest
+    ensure_tls
+    prepare_database
+    migrate
+    ensure_env_file
+    install_unit
+    log "done. Phones need $ETC/chatterd.crt installed and fully trusted (deploy/README.md);"
+    log "its fingerprint: $(openssl x509 -in "$ETC/chatterd.crt" -noout -fingerprint -sha256 | cut -d= -f2)"
+}
+
+main "$@"

@@ -14,12 +14,12 @@ _deps_find_swift() {
     return 1
 }
 
-# Sets CHATTERD_PYTHON to a Python 3 that has pytest; fails when none has.
+# Sets CHATTERD_PYTHON to a Python 3 that has pytest and PyYAML (for openapi.yaml); fails when none has.
 _deps_find_pytest() {
     local py
     # apt's python3-pytest installs for /usr/bin/python3, which may not be the python3 first on PATH.
     for py in python3 /usr/bin/python3; do
-        if "$py" -m pytest --version >/dev/null 2>&1; then
+        if "$py" -m pytest --version >/dev/null 2>&1 && "$py" -c 'import yaml' 2>/dev/null; then
             export CHATTERD_PYTHON=$py
             return 0
         fi
@@ -39,7 +39,7 @@ _deps_missing() {
     command -v openssl >/dev/null 2>&1 || echo openssl
     command -v curl >/dev/null 2>&1 || echo curl
     command -v python3 >/dev/null 2>&1 || echo python3
-    _deps_find_pytest || echo python3-pytest
+    _deps_find_pytest || printf '%s\n' python3-pytest python3-yaml
     local extra check
     for extra in "$@"; do
         check=${extra%%=*}

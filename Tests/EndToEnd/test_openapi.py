@@ -1,0 +1,292 @@
+"""openapi.yaml holds the running server to it, and the server holds openapi.yaml to the truth.
+
+Every example request in the spec (request-body examples, every GET/HEAD operation as it stands, parameter
+examples, and the raw `x-chatterd-wire-examples`) is sent to a real chatterd, and the status, headers and
+body are checked against the response the spec documents for it. Examples of optional features
+(`x-chatterd-optional: true`) are skipped, unless CHATTERD_OPENAPI_OPTIONAL=1 says the server has them. Then every path the server answers must be in the spec, with
+exactly the methods the spec lists (anything else: 405 naming them in `Allow`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import yaml
+
+from conftest import launch
+from openapi_schema import resolve, validate
+from pgsupport import psql, with_database
+from processes import wait_until
+from wire import Response, build_request
+
+SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text(encoding="utf-8"))
+METHODS = ("get", "head", "post", "put", "delete", "patch", "options", "trace")
+JSON_UTF8 = [("Content-Type", "application/json; charset=utf-8")]
+RUN_OPTIONAL = os.environ.get("CHATTERD_OPENAPI_OPTIONAL") == "1"
+
+
+@dataclass
+class Example:
+    """One request from the spec and the response the spec promises for it."""
+
+    id: str
+    raw: bytes
+    status: int
+    response: dict
+    method: str
+    get_media: str | None = None  # for HEAD: the media type of the GET response
+    optional: bool = False
+    condition: str | None = None
+
+
+def spec_operations():
+    for path, item in SPEC["paths"].items():
+        item = resolve(item, SPEC)
+        for method in METHODS:
+            if method in item:
+                yield path, method, item
+
+
+def response_for(operation: dict, status: int) -> dict:
+    responses = operation["responses"]
+    assert str(status) in responses, f"status {status} is not documented for {operation.get('operationId')}"
+    return resolve(responses[str(status)], SPEC)
+
+
+def success_status(operation: dict) -> int:
+    return min(int(code) for code in operation["responses"] if code.startswith("2"))
+
+
+def get_media(item: dict) -> str:
+    return next(iter(response_for(item["get"], success_status(item["get"]))["content"]))
+
+
+def body_examples():
+    for path, method, item in spec_operations():
+        operation = item[method]
+        content = operation.get("requestBody", {}).get("content", {})
+        for media in content.values():
+            for name, example in media.get("examples", {}).items():
+                if "x-raw-body" in example:
+                    body = (example["x-raw-body"] * example.get("x-raw-body-repeat", 1)).encode("latin-1")
+                else:
+                    body = json.dumps(example["value"], ensure_ascii=False).encode("utf-8")
+                status = example["x-expect-status"]
+                yield Example(f"{method.upper()} {path} {name}", build_request(method.upper(), path, body, JSON_UTF8),
+                              status, response_for(operation, status), method,
+                              optional=example.get("x-chatterd-optional", False),
+                              condition=example.get("x-chatterd-condition"))
+
+
+def operation_examples():
+    """Each GET and HEAD operation as it stands, and with each of its parameter examples."""
+    for path, method, item in spec_operations():
+        if method not in ("get", "head"):
+            continue
+        operation = item[method]
+        media = get_media(item) if method == "head" else None
+        status = success_status(operation)
+        yield Example(f"{method.upper()} {path}", build_request(method.upper(), path), status,
+                      response_for(operation, status), method, media)
+        for parameter in map(lambda p: resolve(p, SPEC), operation.get("parameters", [])):
+            for name, example in parameter.get("examples", {}).items():
+                target, headers = path, []
+                if parameter["in"] == "query":
+                    target = f"{path}?{parameter['name']}={quote(example['value'], safe='')}"
+                else:
+                    headers = [(parameter["name"], example["value"])]
+                status = example["x-expect-status"]
+                optional = example.get("x-chatterd-optional", False) or parameter.get("x-chatterd-optional", False)
+                yield Example(f"{method.upper()} {target} {name}", build_request(method.upper(), target, None, headers),
+                              status, response_for(operation, status), method, media, optional)
+
+
+def wire_examples():
+    for index, example in enumerate(SPEC["x-chatterd-wire-examples"]):
+        raw = example["request"]
+        if "repeat" in example:
+            piece, count = example["repeat"]
+            raw += piece * count
+        raw += example.get("tail", "")
+        method = raw.split(" ", 1)[0].lower()
+        yield Example(f"wire {index} {example['summary']}", raw.encode("latin-1"), example["status"],
+                      resolve(example["response"], SPEC), method, condition=example.get("x-chatterd-condition"))
+
+
+EXAMPLES = [*body_examples(), *operation_examples(), *wire_examples()]
+
+
+# --- servers ----------------------------------------------------------------------------------------
+
+def fresh_server(env):
+    name = "e2e_openapi_" + uuid.uuid4().hex[:10]
+    psql(env.admin_url, f"CREATE DATABASE {name};")
+    return name, launch(env, with_database(env.admin_url, name), None, None)
+
+
+@pytest.fixture(scope="module")
+def spec_server(env):
+    """A plain-HTTP chatterd on its own database, with one chatt with geodata and one without."""
+    name, endpoint = fresh_server(env)
+    endpoint.post_json("/postmaps", {"name": "seed", "message": "with", "geodata": "[1.5,-2,\"N\",\"s\"]"})
+    endpoint.post_json("/postchatt", {"name": "seed", "message": "without"})
+    yield endpoint
+    endpoint.process.stop(timeout=15)
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+
+
+@pytest.fixture(scope="module")
+def unavailable_server(env):
+    """A chatterd whose database refuses every connection (ALLOW_CONNECTIONS false, sessions ended)."""
+    name, endpoint = fresh_server(env)
+    psql(env.admin_url, f"ALTER DATABASE {name} ALLOW_CONNECTIONS false;"
+                        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}';")
+    assert wait_until(lambda: endpoint.get("/readyz").status == 503, 15), "readyz never noticed the database"
+    yield endpoint
+    endpoint.process.stop(timeout=15)
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+
+
+# --- checks -----------------------------------------------------------------------------------------
+
+def media_type(response: Response) -> str:
+    value = response.header("Content-Type")
+    assert value, f"no Content-Type: {response!r}"
+    return value.split(";")[0].strip().lower()
+
+
+def check_response(response: Response, spec_response: dict, head: bool, head_media: str | None) -> None:
+    """Headers the spec requires are there, every documented header present matches, the body matches."""
+    for name, header in spec_response.get("headers", {}).items():
+        header = resolve(header, SPEC)
+        value = response.header(name)
+        assert value is not None or not header.get("required"), f"missing header {name}: {response!r}"
+        if value is not None:
+            validate(value, header["schema"], SPEC, f"header {name}")
+    assert len(response.headers_named("Content-Length")) == 1, response
+    content = spec_response.get("content")
+    if head:
+        assert media_type(response) == head_media, response
+        return
+    if response.status == 304:
+        assert response.body == b"", response
+        return
+    assert int(response.header("Content-Length")) == len(response.body), response
+    assert content, f"the spec documents no body for {response.status}, the server sent {response!r}"
+    media = media_type(response)
+    assert media in content, f"Content-Type {media} is not documented ({list(content)})"
+    body = response.body
+    if response.header("Content-Encoding") == "gzip":
+        body = gzip.decompress(body)
+    text = body.decode("utf-8")
+    instance = json.loads(text) if media == "application/json" else text
+    validate(instance, content[media]["schema"], SPEC, "body")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[example.id for example in EXAMPLES])
+def test_example_request_gets_the_documented_response(request, example: Example):
+    if example.optional and not RUN_OPTIONAL:
+        pytest.skip("x-chatterd-optional: a feature this server need not have (CHATTERD_OPENAPI_OPTIONAL=1 runs it)")
+    fixture = {"database-unavailable": "unavailable_server", None: "spec_server"}[example.condition]
+    server = request.getfixturevalue(fixture)
+    with server.connect() as conn:
+        conn.send(example.raw)
+        response = conn.read_response(head_request=example.method == "head", skip_interim=True)
+    assert response.status == example.status, response
+    check_response(response, example.response, example.method == "head", example.get_media)
+
+
+@pytest.mark.parametrize("path", ["/getmaps", "/getchatts"])
+def test_current_etag_gets_the_documented_304(spec_server, path):
+    """The 304 needs a tag only the server knows, so it cannot be a static example."""
+    if not RUN_OPTIONAL:
+        pytest.skip("x-chatterd-optional: ETag (CHATTERD_OPENAPI_OPTIONAL=1 runs it)")
+    etag = spec_server.get(path).header("ETag")
+    assert etag, "no ETag on the feed"
+    response = spec_server.request("GET", path, headers=[("If-None-Match", etag)])
+    assert response.status == 304, response
+    item = resolve(SPEC["paths"][path], SPEC)
+    check_response(response, response_for(item["get"], 304), False, None)
+    assert response.header("ETag") == etag
+
+# --- the spec against itself ------------------------------------------------------------------------
+
+def documented_examples():
+    """(where, value, schema) for every example the spec shows as valid."""
+    for path, method, item in spec_operations():
+        operation = item[method]
+        for media in operation.get("requestBody", {}).get("content", {}).values():
+            for name, example in media.get("examples", {}).items():
+                if example.get("x-expect-status") == 200 and "value" in example:
+                    yield f"{method} {path} body {name}", example["value"], media["schema"]
+        for code, response in operation["responses"].items():
+            for media in resolve(response, SPEC).get("content", {}).values():
+                if "example" in media:
+                    yield f"{method} {path} {code} example", media["example"], media["schema"]
+
+
+def test_spec_is_openapi_3_1_with_the_documented_examples_valid():
+    assert SPEC["openapi"].startswith("3.1.")
+    checked = 0
+    for where, value, schema in documented_examples():
+        validate(value, schema, SPEC, where)
+        checked += 1
+    assert checked > 20, "too few examples found: is the walk broken?"
+
+
+def test_every_path_has_its_trailing_slash_twin_except_root():
+    paths = set(SPEC["paths"])
+    for path in paths - {"/"}:
+        twin = path[:-1] if path.endswith("/") else path + "/"
+        assert twin in paths and SPEC["paths"][twin] == SPEC["paths"][path], path
+    assert "//" not in paths
+
+
+# --- the server against the spec: nothing answered that the spec does not list --------------------
+
+def spec_methods(path: str) -> set[str]:
+    item = resolve(SPEC["paths"][path], SPEC)
+    return {method.upper() for method in METHODS if method in item}
+
+
+def near_misses(path: str) -> set[str]:
+    """Paths a sloppy router might also answer for `path`."""
+    trimmed = path.rstrip("/") or "/"
+    return {path.upper(), trimmed + "x", trimmed + "/x", "/" + path, path + "//", trimmed[:-1] or "/x",
+            trimmed + ".json", "/api" + trimmed, "/v1" + trimmed, trimmed + "/."}
+
+
+# API.md's routes, written out here rather than taken from the spec, so a route missing from the spec shows.
+API_MD_ROUTES = ["/", "/postmaps", "/getmaps", "/postchatt", "/getchatts", "/healthz", "/readyz", "/metrics"]
+OTHER_PATHS = API_MD_ROUTES + [r + "/" for r in API_MD_ROUTES[1:]] + ["/index.html", "/favicon.ico", "/robots.txt", "/api", "/admin", "/status", "/health", "/ready",
+               "/debug", "/login", "/chatts", "/maps", "/getmap", "/postmap", "/getchatt", "/postchatts", "/.env",
+               "/server-status", "/metrics.json", "/swagger.json", "/openapi.yaml", "/%2Fgetmaps", "/getmaps%2F"]
+UNLISTED = sorted(({p for path in SPEC["paths"] for p in near_misses(path)} | set(OTHER_PATHS)) - set(SPEC["paths"]))
+
+
+@pytest.mark.parametrize("path", UNLISTED)
+def test_paths_not_in_the_spec_are_not_found(spec_server, path):
+    for method in ("GET", "POST"):
+        response = spec_server.request(method, path, body=b"{}" if method == "POST" else None)
+        assert response.status == 404, f"{method} {path} is answered but not in openapi.yaml: {response!r}"
+        check_response(response, resolve({"$ref": "#/components/responses/NotFound"}, SPEC), False, None)
+
+
+@pytest.mark.parametrize("path", sorted(SPEC["paths"]))
+def test_paths_in_the_spec_answer_exactly_the_documented_methods(spec_server, path):
+    allowed = spec_methods(path)
+    for method in (m.upper() for m in METHODS):
+        response = spec_server.request(method, path)
+        if method in allowed:
+            assert response.status not in (404, 405, 501), f"{method} {path}: {response!r}"
+        else:
+            assert response.status == 405, f"{method} {path} is answered but not in openapi.yaml: {response!r}"
+            listed = {token.strip().upper() for token in (response.header("Allow") or "").split(",")}
+            assert listed == allowed, f"Allow of {method} {path} is {listed}, the spec says {allowed}"
