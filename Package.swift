@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // glibc headers Swift's Glibc module leaves out (mallopt); nothing to link.
+        .systemLibrary(name: "CMalloc"),
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
@@ -27,7 +29,8 @@ let package = Package(
         .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking", "CZlib"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
-        .executableTarget(name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking"]),
+        .executableTarget(
+            name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking", "CMalloc"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
         .target(name: "ChatterClient", dependencies: ["ChattAPI", "HTTPCore", "COpenSSL"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
