@@ -20,8 +20,10 @@ extension Connection {
     func finish(_ request: HTTPRequest?, _ response: HTTPResponse, since started: DispatchTime?) {
         if request == nil { requestID = newRequestID() }
         let seconds = started.map { Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e9 } ?? 0
+        // A 304's body only sets Content-Length; what goes on the wire is nothing, as for HEAD.
+        let sent = response.sendsBody(inAnswerTo: request?.method ?? .GET) ? response.body.count : 0
         environment.handler.observe(HTTPExchange(
-            request: request, response: response, bodyBytes: request?.method == .HEAD ? 0 : response.body.count,
+            request: request, response: response, bodyBytes: sent,
             seconds: seconds, remoteAddress: remoteAddress, requestID: requestID))
         var response = response
         response.headers.add(RequestID.headerName, requestID)

@@ -148,3 +148,22 @@ def test_a_fatal_startup_error_is_one_structured_line(env, database_url):
     fatal = [record for record in records if record["event"] == "fatal"]
     assert len(fatal) == 1 and fatal[0]["level"] == "error", done.stderr
     assert "cannot listen on 203.0.113.1:1" in fatal[0]["cause"], done.stderr
+
+
+def test_access_lines_count_no_body_bytes_for_304_and_head(start_server):
+    # Regression: a 304 logged the size of the 200 it stands for, though no body goes on the wire.
+    server = start_server()
+    full = server.get("/getmaps", headers=[("X-Request-Id", "e2e-full")])
+    assert full.status == 200 and full.header("ETag")
+    unchanged = server.get("/getmaps", headers=[("X-Request-Id", "e2e-304"), ("If-None-Match", full.header("ETag"))])
+    assert unchanged.status == 304 and unchanged.body == b""
+    head = server.request("HEAD", "/getmaps", headers=[("X-Request-Id", "e2e-head")])
+    assert head.status == 200
+
+    def bytes_logged(request_id):
+        return int(wait_for_record(server.process, "logfmt", lambda r: r.get("event") == "request"
+                                   and r.get("request_id") == request_id)["bytes"])
+
+    assert bytes_logged("e2e-full") == len(full.body)
+    assert bytes_logged("e2e-304") == 0
+    assert bytes_logged("e2e-head") == 0
