@@ -70,7 +70,8 @@ struct ChattEndpoints: Sendable {
         } catch {
             return error.response
         }
-        guard let feed = cache.currentFeed(kind) else { return nil }
+        // A slice is a fresh copy of part of the feed: made on a handler thread, it never stalls an I/O queue.
+        guard query.isWholeFeed, let feed = cache.currentFeed(kind) else { return nil }
         return FeedResponse.make(for: request, query: query, from: feed, waiting: false)
     }
 
