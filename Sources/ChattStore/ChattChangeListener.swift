@@ -6,10 +6,11 @@ import Locking
 /// trigger notifies after every statement that changes the table, and PostgreSQL delivers only committed ones).
 ///
 /// It runs on a thread of its own with a connection of its own, not a pooled one: a pooled connection is lent
-/// for one call at a time, while a listener must stay connected. `onListening(true)` is called right after each
-/// successful LISTEN, and from then on `onChange()` once per notification. As soon as the connection is lost,
-/// `onListening(false)` is called (changes may now go unseen), and the listener reconnects with back-off
-/// (0.1 s doubling to 5 s, as the pool does).
+/// for one call at a time, while a listener must stay connected. `onListening(true)` is called once a LISTEN
+/// succeeded and the trigger is found enabled, and `onChange()` once per notification. As soon as the
+/// connection is lost or the trigger is found disabled, `onListening(false)` is called (changes may now go
+/// unseen); a lost connection is reopened with back-off (0.1 s doubling to 5 s, as the pool does), and a
+/// disabled trigger is checked again every `healthCheckInterval`.
 public final class ChattChangeListener: Sendable {
     /// The longest the thread waits on a quiet connection before checking whether it should stop.
     static let pollIntervalMilliseconds: Int32 = 100
@@ -91,17 +92,44 @@ public final class ChattChangeListener: Sendable {
         }
     }
 
-    /// Reports notifications until the connection is lost or stop() is called.
+    /// Reports notifications until the connection is lost or stop() is called. Every health-check interval it
+    /// also asks whether the trigger is enabled: that query proves the connection alive (tcp_user_timeout
+    /// ends a half-open one), and an operator's `ALTER TABLE chatts DISABLE TRIGGER` must not leave caches
+    /// trusting notifications that no longer come. `onListening` follows the answer.
     private func listen(on connection: PGConnection) {
-        onListening(true)
-        defer { onListening(false) }
+        var announced = false
+        defer { if announced { onListening(false) } }
+        var nextCheck = ContinuousClock.now
         while !isStopping {
             do {
+                if ContinuousClock.now >= nextCheck {
+                    let armed = try Self.triggerIsEnabled(on: connection)
+                    nextCheck = .now + Self.healthCheckInterval
+                    if armed != announced {
+                        announced = armed
+                        onListening(armed)
+                    }
+                }
                 let count = try connection.awaitNotifications(timeoutMilliseconds: Self.pollIntervalMilliseconds)
                 for _ in 0..<count { onChange() }
             } catch {
                 return
             }
         }
+    }
+
+    /// How often a quiet listener checks its connection and the trigger.
+    static let healthCheckInterval = Duration.seconds(2)
+
+    // 'O' fires in normal sessions, 'A' always; 'D' is disabled and 'R' fires only on replicas.
+    static let triggerStateSQL = """
+        SELECT tgenabled IN ('O', 'A') AS armed FROM pg_trigger
+        WHERE tgrelid = 'chatts'::regclass AND tgname = 'chatts_changed'
+        """
+
+    /// Whether migration 0003's trigger exists and fires for ordinary writes.
+    static func triggerIsEnabled(on connection: PGConnection) throws(StoreError) -> Bool {
+        let result = try connection.query(triggerStateSQL)
+        return result.rowCount == 1 && result.string(row: 0, column: 0) == "t"
     }
 }

@@ -81,13 +81,43 @@ extension DatabaseTests {
             }
         }
 
+        @Test func aDisabledTriggerWithdrawsTrustUntilItIsEnabledAgain() throws {
+            try TestDatabase.with { database throws in
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { events.all == ["listening"] })
+                _ = try database.column("ALTER TABLE chatts DISABLE TRIGGER chatts_changed")
+                #expect(waitUntil { events.all == ["listening", "lost"] })
+                _ = try database.column("ALTER TABLE chatts ENABLE TRIGGER chatts_changed")
+                #expect(waitUntil { events.all == ["listening", "lost", "listening"] })
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('n', 'armed again')")
+                #expect(waitUntil { events.changes == 1 })
+            }
+        }
+
+        @Test func aDatabaseWithoutTheTriggerIsNeverTrusted() throws {
+            try TestDatabase.with { database throws in
+                _ = try database.column("DROP TRIGGER chatts_changed ON chatts")
+                let events = Events()
+                let listener = events.listener(database)
+                listener.start()
+                defer { listener.stop() }
+                #expect(waitUntil { (try? database.column(Self.listenersSQL)) == ["1"] })
+                // Two health checks' worth of time: still no trust.
+                Thread.sleep(forTimeInterval: 4.5)
+                #expect(events.all.isEmpty)
+            }
+        }
+
         static let listenersSQL = """
             SELECT count(*)::text FROM pg_stat_activity
-            WHERE datname = current_database() AND query = 'LISTEN chatts_changed'
+            WHERE datname = current_database() AND query LIKE '%chatts_changed%' AND pid <> pg_backend_pid()
             """
         static let terminateListenerSQL = """
             SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
-            WHERE datname = current_database() AND query = 'LISTEN chatts_changed'
+            WHERE datname = current_database() AND query LIKE '%chatts_changed%' AND pid <> pg_backend_pid()
             """
 
         @Test func stopBeforeStartReturnsAndNothingRuns() {
