@@ -71,8 +71,11 @@ struct ChattEndpoints: Sendable {
             return error.response
         }
         // A slice is a fresh copy of part of the feed: made on a handler thread, it never stalls an I/O queue.
-        guard query.isWholeFeed, let feed = cache.currentFeed(kind) else { return nil }
-        return FeedResponse.make(for: request, query: query, from: feed, waiting: false)
+        guard query.isWholeFeed, let feed = cache.currentFeed(kind),
+            let response = FeedResponse.make(for: request, query: query, from: feed, waiting: false)
+        else { return nil }
+        cache.countImmediateHit()
+        return response
     }
 
     /// `GET /healthz`: 200 whenever the process can answer.

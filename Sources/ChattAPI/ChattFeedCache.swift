@@ -76,9 +76,14 @@ public final class ChattFeedCache: Sendable {
     func currentFeed(_ kind: Kind) -> EncodedFeed? {
         state.withLock { state in
             guard state.trusted, let feed = state.feeds[kind], feed.generation == state.generation else { return nil }
-            state.hits += 1
             return feed
         }
+    }
+
+    /// Counts a read answered from `currentFeed` (the caller knows whether it could answer from it: a
+    /// gzip form or row index not made yet sends the request on to `feed`, which counts it then).
+    func countImmediateHit() {
+        state.withLock { $0.hits += 1 }
     }
 
     /// A feed at least as new as the store was when this call began, re-read if needed. Blocks.

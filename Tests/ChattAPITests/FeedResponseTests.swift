@@ -139,6 +139,19 @@ func gunzip(_ bytes: [UInt8]) -> [UInt8]? {
         #expect(repository.snapshotReads == 1)
     }
 
+    @Test func eachReadCountsOnceAsAHitOrAMiss() {
+        // Regression: a read that the I/O queue passed on (gzip not made yet) was counted as a hit twice.
+        router.feedCache.setNotificationsTrusted(true)
+        _ = router.respond(to: feedRequest())
+        #expect(router.feedCache.counts == (hits: 0, misses: 1))
+        _ = router.respondImmediately(to: feedRequest())
+        #expect(router.feedCache.counts == (hits: 1, misses: 1))
+        let gzip = feedRequest(("Accept-Encoding", "gzip"))
+        #expect(router.respondImmediately(to: gzip) == nil)
+        _ = router.respond(to: gzip)
+        #expect(router.feedCache.counts == (hits: 2, misses: 1))
+    }
+
     @Test func gzipIsMadeOnceAndSharedAcrossRequests() {
         let gzip = feedRequest(("Accept-Encoding", "gzip"))
         let first = router.respond(to: gzip).body
