@@ -33,7 +33,7 @@ Options:
                       the default route, which is the public IP on a typical VPS; behind NAT give the
                       public address)
   --port N            HTTPS port (default 443)
-  --prefix DIR        install DIR/bin/chatterd and DIR/share/chatterd (default /usr/local)
+  --prefix DIR        install DIR/bin/chatterd, DIR/bin/chatter and DIR/share/chatterd (default /usr/local)
   --user NAME         system user the service runs as, and its PostgreSQL role (default chatterd)
   --database NAME     database to create in the local PostgreSQL (default chatterd)
   --database-url URL  use this existing database instead of a local one (a libpq URI; keep any
@@ -109,11 +109,15 @@ install_files() {
     local scratch=$build_dir/static
     log "building (swift build -c release --static-swift-stdlib)"
     swift build -c release --static-swift-stdlib --product chatterd --scratch-path "$scratch"
+    swift build -c release --static-swift-stdlib --product chatter --scratch-path "$scratch"
     mkdir -p "$prefix/bin"
     install -d -m 0755 "$SHARE/migrations"
     # Install next to the target, then rename: a running chatterd keeps its file, nothing half-written.
     install -m 0755 "$scratch/release/chatterd" "$BIN.new"
     mv -f "$BIN.new" "$BIN"
+    # The command-line client, to check the service from the server itself (chatter --help).
+    install -m 0755 "$scratch/release/chatter" "$prefix/bin/chatter.new"
+    mv -f "$prefix/bin/chatter.new" "$prefix/bin/chatter"
     rm -f "$SHARE"/migrations/*.sql
     install -m 0644 migrations/*.sql "$SHARE/migrations/"
     install -m 0755 deploy/gen-cert.sh "$SHARE/gen-cert.sh"

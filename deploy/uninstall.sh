@@ -17,7 +17,7 @@ usage() {
 Usage: deploy/uninstall.sh [--purge]
 
 Removes what deploy/install.sh added: stops and disables the chatterd service, and deletes its unit,
-PREFIX/bin/chatterd, PREFIX/share/chatterd and the system user (if install.sh created it). PREFIX
+PREFIX/bin/chatterd, PREFIX/bin/chatter, PREFIX/share/chatterd and the system user (if install.sh created it). PREFIX
 and the user come from /etc/chatterd/install.conf (default /usr/local and chatterd). Directories
 install.sh may have made under PREFIX (bin, share) stay, even when empty.
 
@@ -101,9 +101,9 @@ SQL
 }
 
 stop_service
-rm -f "$prefix/bin/chatterd"
+rm -f "$prefix/bin/chatterd" "$prefix/bin/chatter"
 rm -rf -- "$prefix/share/chatterd"
-log "removed $UNIT, $prefix/bin/chatterd and $prefix/share/chatterd"
+log "removed $UNIT, $prefix/bin/chatterd, $prefix/bin/chatter and $prefix/share/chatterd"
 
 if (( purge )); then
     drop_database
