@@ -1,10 +1,19 @@
 import Foundation
 
 /// A throwaway self-signed certificate and key for loopback TLS tests, made with the openssl CLI.
-struct TestCertificate {
+/// Its directory goes when the last test holding it does (a class, so there is one owner to clean up).
+final class TestCertificate: Sendable {
     let directory: URL
     var certificatePath: String { directory.appendingPathComponent("test.crt").path }
     var keyPath: String { directory.appendingPathComponent("test.key").path }
+
+    private init(directory: URL) {
+        self.directory = directory
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     static func make() throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatterd-test-\(UUID())")
