@@ -92,15 +92,15 @@ enum Chatterd {
     }
 
     /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.
-    /// While it is not listening, the cache checks the store's version on every read instead. A lost
-    /// connection is a warning; the listener stopping because the server is (`stopping`) is not.
+    /// While it is not listening, or always with `--strict-feeds`, the cache checks the store's version on every
+    /// read instead. A lost connection is a warning; the listener stopping because the server is (`stopping`) is not.
     static func makeChangeListener(
         _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             conninfo: options.databaseURL ?? "", onChange: { feedCache.invalidate() },
             onListening: { listening in
-                feedCache.setNotificationsTrusted(listening)
+                feedCache.setNotificationsTrusted(listening && !options.strictFeeds)
                 if listening {
                     logger.log(.info, "change_listener_up")
                 } else if !stopping.withLock({ $0 }) {

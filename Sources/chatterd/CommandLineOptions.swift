@@ -49,12 +49,15 @@ struct ServeOptions: CommandOptions {
     var migrationsDirectory = "./migrations"
     var poolSize = 8
     var drainSeconds = 10.0
+    /// Check the store's version on every feed read instead of trusting change notifications, so that a
+    /// post through any process is in the very next read from any other (at a query per read).
+    var strictFeeds = false
     var log = LogOptions()
 
     static let command = "serve"
     static let flagNames = [
         "--host", "--port", "--cert", "--key", "--plain-http", "--reuse-port", "--database-url", "--migrations",
-        "--pool-size", "--drain-timeout",
+        "--pool-size", "--drain-timeout", "--strict-feeds",
     ] + LogOptions.flagNames + ServerConfiguration.flagNames
 
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
@@ -69,6 +72,7 @@ struct ServeOptions: CommandOptions {
         case "--migrations": migrationsDirectory = try cursor.value(for: flag)
         case "--pool-size": poolSize = try cursor.number(for: flag, atLeast: 1)
         case "--drain-timeout": drainSeconds = try cursor.seconds(for: flag)
+        case "--strict-feeds": strictFeeds = try cursor.switchValue(for: flag)
         case "--log-format", "--log-level": try log.set(flag, from: &cursor)
         default: try server.set(flag, from: &cursor)
         }

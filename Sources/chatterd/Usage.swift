@@ -19,6 +19,10 @@ let usage = """
       --migrations DIR               CHATTERD_MIGRATIONS     migration files (default ./migrations)
       --pool-size N                  CHATTERD_POOL_SIZE      database connections (default 8)
       --drain-timeout S              CHATTERD_DRAIN_TIMEOUT  graceful shutdown deadline (default 10)
+      --strict-feeds                 CHATTERD_STRICT_FEEDS   check the database on every feed read, so a post
+                                                             through any process shows in the next read from
+                                                             any other (default: trust change notifications,
+                                                             which reach other processes within milliseconds)
       --log-format logfmt|json       CHATTERD_LOG_FORMAT     log lines on stderr (default logfmt)
       --log-level debug|info|warn|error  CHATTERD_LOG_LEVEL  (default info: one line per request)
       --max-connections N            CHATTERD_MAX_CONNECTIONS               (default 512)

@@ -30,7 +30,7 @@ import Testing
             "CHATTERD_MAX_REQUESTS_PER_CONNECTION": "9", "CHATTERD_MAX_REQUEST_LINE_BYTES": "100",
             "CHATTERD_MAX_HEADER_BYTES": "200", "CHATTERD_MAX_HEADER_COUNT": "11", "CHATTERD_MAX_BODY_BYTES": "12",
             "CHATTERD_HANDSHAKE_TIMEOUT": "1", "CHATTERD_HEADER_TIMEOUT": "2", "CHATTERD_BODY_TIMEOUT": "3",
-            "CHATTERD_SEND_TIMEOUT": "4", "CHATTERD_KEEPALIVE_TIMEOUT": "5",
+            "CHATTERD_SEND_TIMEOUT": "4", "CHATTERD_KEEPALIVE_TIMEOUT": "5", "CHATTERD_STRICT_FEEDS": "yes",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -38,7 +38,7 @@ import Testing
         #expect(options.certificatePath == "/c.crt" && options.keyPath == "/c.key")
         #expect(options.plainHTTP && options.server.reusePort)
         #expect(options.databaseURL == "dbname=x" && options.migrationsDirectory == "/m")
-        #expect(options.poolSize == 3 && options.drainSeconds == 2.5)
+        #expect(options.poolSize == 3 && options.drainSeconds == 2.5 && options.strictFeeds)
         #expect(options.log.format == .json && options.log.level == .warn)
         #expect(options.server.maxConnections == 7 && options.server.maxRequestsPerConnection == 9)
         #expect(options.server.limits.maxRequestLineBytes == 100 && options.server.limits.maxHeaderBytes == 200)
@@ -80,6 +80,7 @@ import Testing
     @Test func switchFlagsAcceptAnExplicitValue() throws {
         #expect(try serve(["--plain-http=no"], ["CHATTERD_PLAIN_HTTP": "yes"]).plainHTTP == false)
         #expect(try serve(["--reuse-port"]).server.reusePort)
+        #expect(try serve(["--strict-feeds"]).strictFeeds && !(try serve([]).strictFeeds))
         #expect(usageError(["--reuse-port=maybe"])?.contains("--reuse-port") == true)
     }
 

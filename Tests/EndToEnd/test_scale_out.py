@@ -106,3 +106,25 @@ def test_a_chatt_posted_through_one_process_is_returned_by_the_other(env, databa
         for endpoint in (one, other):
             if endpoint:
                 assert endpoint.process.stop() == 0, endpoint.process.log()
+
+
+def test_with_strict_feeds_the_other_process_returns_a_post_on_its_very_next_read(env, database_url, token):
+    """--strict-feeds trades the notification window for a version query per read: no read after a 200
+    misses that chatt, whichever process it goes to."""
+    one = start(env, free_port(), database_url, "--strict-feeds")
+    other = None
+    try:
+        other = start(env, free_port(), database_url, "--strict-feeds")
+        for endpoint in (one, other):
+            rows_of(endpoint, "/getmaps")
+        for index in range(30):
+            writer, reader = (one, other) if index % 2 == 0 else (other, one)
+            message = f"{token}-strict-{index}"
+            posted = writer.post_json("/postchatt", {"name": "strict", "message": message})
+            assert posted.status == 200, posted
+            assert rows_with(rows_of(reader, "/getchatts" if index % 3 else "/getmaps")[1], message), \
+                f"{message} missing from the other process's next read"
+    finally:
+        for endpoint in (one, other):
+            if endpoint:
+                assert endpoint.process.stop() == 0, endpoint.process.log()
