@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// A chatt id as 128 bits, parsed from its canonical text form `8-4-4-4-12` hex digits (either case).
 struct ChattID: Hashable, Sendable {
     /// The first 16 hex digits.
@@ -27,20 +29,11 @@ struct ChattID: Hashable, Sendable {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
             }
-            guard let nibble = Self.hexValue(byte) else { return nil }
+            guard let nibble = ByteClass.hexValue(byte).map(UInt64.init) else { return nil }
             if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
             digits += 1
         }
         self.high = high
         self.low = low
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt64? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt64(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt64(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt64(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import HTTPCore
+
 extension JSONParser {
     /// Parses the string starting at the opening quote at `index` and returns its decoded UTF-8 bytes.
     ///
@@ -71,19 +73,10 @@ extension JSONParser {
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let byte = peek(), let digit = Self.hexValue(byte) else { throw .syntax }
-            value = value << 4 | digit
+            guard let byte = peek(), let digit = ByteClass.hexValue(byte) else { throw .syntax }
+            value = value << 4 | UInt32(digit)
             index += 1
         }
         return value
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
     }
 }

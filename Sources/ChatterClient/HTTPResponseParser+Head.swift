@@ -1,3 +1,5 @@
+import HTTPCore
+
 extension HTTPResponseParser {
     /// Handles one line of the head: the status line, a field, or the empty line that ends the head.
     mutating func headLine(_ line: ArraySlice<UInt8>) throws(ClientError) {
@@ -32,7 +34,7 @@ extension HTTPResponseParser {
     /// `field-name ":" OWS field-value OWS` (RFC 9112 §5); no space before the colon, no obsolete line folding.
     private static func parseField(_ line: ArraySlice<UInt8>) throws(ClientError) -> (name: String, value: String) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-            line[..<colon].allSatisfy(ByteSet.isTokenChar)
+            line[..<colon].allSatisfy(ByteClass.isTokenChar)
         else { throw .malformedResponse("bad header field") }
         let value = ByteSet.trimmingWhitespace(line[(colon + 1)...])
         guard !value.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {

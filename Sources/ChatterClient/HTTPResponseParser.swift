@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Parses one HTTP/1.1 response (RFC 9112) as its bytes arrive: the head, then a body framed by
 /// `Content-Length`, chunked transfer coding, or the end of the connection.
 ///
@@ -143,7 +145,7 @@ public struct HTTPResponseParser {
     static func chunkSize(_ line: ArraySlice<UInt8>) throws(ClientError) -> Int {
         let digits = ByteSet.trimmingWhitespace(line.prefix { $0 != UInt8(ascii: ";") })
         // 15 hex digits stay below Int.max, so the conversion cannot overflow.
-        guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy(ByteSet.isHexDigit),
+        guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ ByteClass.hexValue($0) != nil }),
             let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
         else { throw .malformedResponse("bad chunk size line") }
         return size
@@ -152,31 +154,11 @@ public struct HTTPResponseParser {
 
 /// Byte classes used by the parser.
 enum ByteSet {
-    /// `HEXDIG` (RFC 5234 Appendix B.1), either case.
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
-            true
-        default: false
-        }
-    }
-
     /// `bytes` without leading and trailing spaces and tabs (RFC 9110 §5.6.3 OWS).
     static func trimmingWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
+        guard let first = bytes.firstIndex(where: { !ByteClass.isWhitespace($0) }),
+            let last = bytes.lastIndex(where: { !ByteClass.isWhitespace($0) })
         else { return bytes[bytes.endIndex...] }
         return bytes[first...last]
-    }
-
-    /// `tchar` from RFC 9110 §5.6.2: the characters of a token such as a field name.
-    static func isTokenChar(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            true
-        default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
     }
 }

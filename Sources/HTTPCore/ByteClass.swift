@@ -1,5 +1,6 @@
 /// Byte classes of the HTTP grammars (RFC 9110 §5.6, RFC 3986 §2), as pure functions of one byte.
-enum ByteClass {
+/// The few that other grammars share (tokens, whitespace, hex digits) are public, so there is one of each.
+public enum ByteClass {
     /// Carriage return.
     static let cr: UInt8 = 0x0D
     /// Line feed.
@@ -13,7 +14,7 @@ enum ByteClass {
     ///
     /// A bit per byte value: `"!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / DIGIT` below 64,
     /// `ALPHA / "^" / "_" / grave accent / "|" / "~"` from 64 to 127 (tests check all 256 bytes against the grammar).
-    static func isTokenChar(_ byte: UInt8) -> Bool {
+    public static func isTokenChar(_ byte: UInt8) -> Bool {
         let below64: UInt64 = 0x03FF_6CFA_0000_0000
         let from64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
         if byte < 64 { return (below64 >> byte) & 1 == 1 }
@@ -27,7 +28,7 @@ enum ByteClass {
     }
 
     /// Optional whitespace (RFC 9110 §5.6.3).
-    static func isWhitespace(_ byte: UInt8) -> Bool {
+    public static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == sp || byte == htab
     }
 
@@ -37,7 +38,7 @@ enum ByteClass {
     }
 
     /// The value of a hexadecimal digit, or nil.
-    static func hexValue(_ byte: UInt8) -> Int? {
+    public static func hexValue(_ byte: UInt8) -> Int? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a")) + 10
