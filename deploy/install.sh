@@ -10,11 +10,7 @@ source scripts/lib/deps.sh
 source scripts/lib/postgres.sh
 source scripts/lib/cert.sh
 source scripts/lib/distro-pg.sh
-
-ETC=/etc/chatterd
-ENV_FILE=$ETC/chatterd.env
-MANIFEST=$ETC/install.conf
-UNIT=/etc/systemd/system/chatterd.service
+source scripts/lib/install-layout.sh
 
 usage() {
     cat <<'EOF'

@@ -6,20 +6,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 source scripts/lib/common.sh
 source scripts/lib/distro-pg.sh
-
-ETC=/etc/chatterd
-ENV_FILE=$ETC/chatterd.env
-MANIFEST=$ETC/install.conf
-UNIT=/etc/systemd/system/chatterd.service
+source scripts/lib/install-layout.sh
 
 usage() {
     cat <<'EOF'
 Usage: deploy/uninstall.sh [--purge]
 
 Removes what deploy/install.sh added: stops and disables the chatterd service, and deletes its unit,
-PREFIX/bin/chatterd, PREFIX/bin/chatter, PREFIX/share/chatterd and the system user (if install.sh created it). PREFIX
-and the user come from /etc/chatterd/install.conf (default /usr/local and chatterd). Directories
-install.sh may have made under PREFIX (bin, share) stay, even when empty.
+PREFIX/bin/chatterd, PREFIX/bin/chatter, PREFIX/share/chatterd and the system user (if install.sh
+created it). PREFIX and the user come from /etc/chatterd/install.conf (default /usr/local and
+chatterd). Directories install.sh may have made under PREFIX (bin, share) stay, even when empty.
 
 Kept, so that a later install.sh picks up where this one left off:
   - the database and its PostgreSQL role (the data: every chatt),
