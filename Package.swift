@@ -6,7 +6,6 @@ let exportFuzzerDriver: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--export-d
 
 let package = Package(
     name: "chatterd",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "chatterd", targets: ["chatterd"]),
         .executable(name: "chatter", targets: ["chatter"]),
@@ -21,18 +20,34 @@ let package = Package(
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
+        // The byte classes HTTP and JSON share: digits and hex digits.
+        .target(name: "ASCII"),
+        // JSON text: a strict parser and a string encoder, shared by the server and the client.
+        .target(name: "JSON", dependencies: ["ASCII"]),
         // Pure HTTP/1.1: request decoding, response serialization, limits. No I/O.
-        .target(name: "HTTPCore"),
+        .target(name: "HTTPCore", dependencies: ["ASCII", "JSON"]),
+        // Structured log lines (logfmt or JSON) and the background writer that puts them on stderr.
+        .target(name: "Logging"),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking"]),
-        // Pure chatt API: routing, validation, JSON, the repository protocol, the feed cache (gzip by zlib).
-        .target(name: "ChattAPI", dependencies: ["HTTPCore", "Locking", "CZlib"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking", "Logging"]),
+        // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
+        .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
+        // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
+        .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
+        // The chatt API: routes, endpoints, feed queries; plans each request's response.
+        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattAPI", "CLibPQ", "Locking"]),
-        .executableTarget(
-            name: "chatterd", dependencies: ["HTTPServer", "ChattAPI", "ChattStore", "HTTPCore", "Locking", "CMalloc"]),
+        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "Locking"]),
+        // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
+        .target(
+            name: "ChatterdKit",
+            dependencies: [
+                "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "Locking", "Logging",
+                "CMalloc",
+            ]),
+        .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
-        .target(name: "ChatterClient", dependencies: ["ChattAPI", "HTTPCore", "COpenSSL"]),
+        .target(name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
         // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
@@ -41,15 +56,28 @@ let package = Package(
             name: "FuzzHTTPRequest", dependencies: ["HTTPCore", "LibFuzzerDriver"], path: "fuzz/http-request",
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
         .executableTarget(
-            name: "FuzzChattBody", dependencies: ["HTTPCore", "ChattAPI", "LibFuzzerDriver"], path: "fuzz/chatt-body",
+            name: "FuzzChattBody", dependencies: ["ChattModel", "ChattFeed", "JSON", "LibFuzzerDriver"], path: "fuzz/chatt-body",
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
 
+        // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
+        .target(name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "CZlib"], path: "Tests/TestSupport"),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-        .testTarget(name: "ChattAPITests", dependencies: ["ChattAPI", "HTTPCore", "Locking", "CZlib"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattAPI", "Locking"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL"]),
-        .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattAPI"]),
-        .testTarget(name: "ChatterdTests", dependencies: ["chatterd", "HTTPServer", "HTTPCore", "ChattAPI", "ChattStore"]),
+        .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
+        .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
+        .testTarget(
+            name: "ChattAPITests",
+            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore"]),
+        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "Locking", "Logging"]),
+        .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattModel", "JSON"]),
+        .testTarget(
+            name: "ChatterdKitTests",
+            dependencies: [
+                "ChatterdKit", "TestSupport", "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel",
+                "ChattStore", "Logging",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

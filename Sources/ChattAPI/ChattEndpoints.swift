@@ -1,3 +1,5 @@
+import ChattFeed
+import ChattModel
 import HTTPCore
 
 /// The handlers behind each route. Repository calls block the calling thread.
@@ -22,7 +24,7 @@ struct ChattEndpoints: Sendable {
         .json(.ok, rootBody)
     }
 
-    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored.
+    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Blocks.
     func post(_ body: [UInt8], acceptingGeodata: Bool) -> HTTPResponse {
         let chatt: NewChatt
         do {
@@ -42,40 +44,32 @@ struct ChattEndpoints: Sendable {
         return .json(.ok, Self.emptyObject)
     }
 
-    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows), served from the cache; may
+    /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows): ready at once from a current feed
+    /// that needs nothing slow (no database, no compression, no slice), else work that reads the cache, which may
     /// block on the database.
-    func feed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> HTTPResponse {
+    func planFeed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let query: FeedQuery
         do {
             query = try FeedQuery(query: request.query)
         } catch {
-            return error.response
-        }
-        do {
-            let feed = try cache.feed(kind, from: repository)
-            // Invariant: with waiting allowed, make() never answers nil; the fallback only satisfies the type.
-            return FeedResponse.make(for: request, query: query, from: feed, waiting: true)
-                ?? APIError(.internalServerError, "internal error").response
-        } catch {
-            return APIError(error).response
-        }
-    }
-
-    /// The feed response when it needs no database and nothing slow (a current feed, notifications
-    /// trusted, and gzip or the row index already made); nil otherwise. Safe on an I/O queue.
-    func feedImmediately(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> HTTPResponse? {
-        let query: FeedQuery
-        do {
-            query = try FeedQuery(query: request.query)
-        } catch {
-            return error.response
+            return .ready(error.response)
         }
         // A slice is a fresh copy of part of the feed: made on a handler thread, it never stalls an I/O queue.
-        guard query.isWholeFeed, let feed = cache.currentFeed(kind),
-            let response = FeedResponse.make(for: request, query: query, from: feed, waiting: false)
-        else { return nil }
-        cache.countImmediateHit()
-        return response
+        if query.isWholeFeed, let feed = cache.currentFeed(kind),
+            let response = FeedResponse.readyWholeFeed(for: request, from: feed)
+        {
+            cache.countImmediateHit()
+            return .ready(response)
+        }
+        return .blocking {
+            let feed: EncodedFeed
+            do throws(RepositoryError) {
+                feed = try cache.feed(kind, from: repository)
+            } catch {
+                return APIError(error).response
+            }
+            return FeedResponse.make(for: request, query: query, from: feed)
+        }
     }
 
     /// `GET /healthz`: 200 whenever the process can answer.
@@ -83,7 +77,7 @@ struct ChattEndpoints: Sendable {
         .json(.ok, Self.healthyBody)
     }
 
-    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
+    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off. Blocks.
     func readyz() -> HTTPResponse {
         do {
             try repository.ping()

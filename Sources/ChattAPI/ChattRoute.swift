@@ -1,8 +1,11 @@
+import ChattFeed
+import ChattModel
 import HTTPCore
+import JSON
 
 /// The paths chatterd serves (API.md "Endpoints"), each with the one method it accepts.
 /// The raw value is the canonical path.
-enum ChattRoute: String, CaseIterable {
+public enum ChattRoute: String, CaseIterable, Sendable {
     case root = "/"
     case postMaps = "/postmaps"
     case getMaps = "/getmaps"
@@ -13,7 +16,7 @@ enum ChattRoute: String, CaseIterable {
     case metrics = "/metrics"
 
     /// The route for `path`, which may carry one trailing slash (`/getmaps/` is `/getmaps`).
-    init?(path: String) {
+    public init?(path: String) {
         if let route = ChattRoute(rawValue: path) {
             self = route
         } else if path.hasSuffix("/"), let route = ChattRoute(rawValue: String(path.dropLast())), route != .root {

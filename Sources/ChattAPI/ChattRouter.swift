@@ -1,6 +1,9 @@
+import ChattFeed
+import ChattModel
 import HTTPCore
+import JSON
 
-/// Routes requests to the chatt endpoints of API.md. Blocking: repository calls run on the caller's thread.
+/// Routes requests to the chatt endpoints of docs/API.md, once per request, and says how each is answered.
 public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
 
@@ -16,40 +19,39 @@ public struct ChattRouter: Sendable {
             repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache)
     }
 
-    /// The response to `request` when it can be made at once without blocking, else nil (then call
-    /// `respond(to:)` where blocking is fine). Answers routes that never reach the repository, errors decided
-    /// from the path, method or query alone, and feeds served from a current cache; so these stay fast even
-    /// while every handler thread waits on a slow database.
-    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
-        guard let route = ChattRoute(path: request.path) else { return respond(to: request) }
-        let method = request.method == .HEAD ? .GET : request.method
-        guard method == route.method else { return respond(to: request) }
-        switch route {
-        case .getMaps: return endpoints.feedImmediately(.maps, request)
-        case .getChatts: return endpoints.feedImmediately(.chatts, request)
-        case .postMaps, .postChatt, .readyz: return nil
-        case .root, .healthz, .metrics: return respond(to: request)
-        }
-    }
-
-    /// The response to `request`. HEAD gets the GET response; the server leaves out its body.
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or
+    /// query alone, and feeds served from a current cache are ready at once, so they stay fast even while every
+    /// handler thread waits on a slow database; the rest is work that may block. HEAD is answered as GET (the
+    /// server leaves out the body). Every response names its route.
+    public func plan(for request: HTTPRequest) -> ResponsePlan {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {
-            return APIError.notFound.response
+            return .ready(APIError.notFound.response)
         }
         let method = request.method == .HEAD ? .GET : request.method
         guard method == route.method else {
-            return APIError.methodNotAllowed(allow: route.allow).response
+            return .ready(APIError.methodNotAllowed(allow: route.allow).response.routed(route.rawValue))
         }
         switch route {
-        case .root: return endpoints.root()
-        case .postMaps: return endpoints.post(request.body, acceptingGeodata: true)
-        case .getMaps: return endpoints.feed(.maps, request)
-        case .postChatt: return endpoints.post(request.body, acceptingGeodata: false)
-        case .getChatts: return endpoints.feed(.chatts, request)
-        case .healthz: return endpoints.healthz()
-        case .readyz: return endpoints.readyz()
-        case .metrics: return endpoints.metricsText()
+        case .root: return .ready(endpoints.root().routed(route.rawValue))
+        case .healthz: return .ready(endpoints.healthz().routed(route.rawValue))
+        case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
+        case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
+        case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
+        case .postMaps:
+            return .blocking { endpoints.post(request.body, acceptingGeodata: true).routed(route.rawValue) }
+        case .postChatt:
+            return .blocking { endpoints.post(request.body, acceptingGeodata: false).routed(route.rawValue) }
+        case .readyz: return .blocking { endpoints.readyz().routed(route.rawValue) }
+        }
+    }
+}
+
+extension ResponsePlan {
+    /// The same plan, its response reported under `route`.
+    fileprivate func routed(_ route: String) -> ResponsePlan {
+        switch self {
+        case .ready(let response): .ready(response.routed(route))
+        case .blocking(let work): .blocking { work().routed(route) }
         }
     }
 }

@@ -1,3 +1,5 @@
+import ChattModel
+
 /// The optional `since` and `limit` parameters of `GET /getmaps` and `GET /getchatts` (README
 /// "Incremental feeds"). Any other query key is ignored, as API.md asks of unnamed parameters.
 struct FeedQuery: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import ChattFeed
+import ChattModel
 import HTTPCore
 
 /// Answers a feed request from an encoded feed: picks the gzip or identity representation, cuts a
@@ -6,40 +8,39 @@ enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
 
-    /// The response, or nil when `waiting` is false and answering needs something not made yet (the gzip
-    /// body or the row index): the caller then retries where it may wait.
-    static func make(
-        for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed, waiting: Bool
-    ) -> HTTPResponse? {
-        let representation: FeedRepresentation
-        switch select(request, query, feed, waiting) {
-        case nil: return nil
-        case .failure(let error): return error.response
-        case .success(let selected): representation = selected
-        }
-        // A 304 keeps the body so that Content-Length names the 200's length; the server does not send it.
-        // It also keeps every header of the 200 (API.md asks for Content-Type on every response).
-        let condition = EntityTagCondition(fieldValues: request.headers.values("If-None-Match"))
-        let status: HTTPStatus = condition?.matches(representation.etag) == true ? .notModified : .ok
-        return HTTPResponse(status: status, headers: representation.headers, body: representation.body)
+    /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet
+    /// (the gzip body). Never blocks.
+    static func readyWholeFeed(for request: HTTPRequest, from feed: EncodedFeed) -> HTTPResponse? {
+        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identity
+        return representation.map { response(to: request, with: $0) }
     }
 
-    private static func select(
-        _ request: HTTPRequest, _ query: FeedQuery, _ feed: EncodedFeed, _ waiting: Bool
-    ) -> Result<FeedRepresentation, APIError>? {
+    /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
+    /// May block while another request makes the same gzip body or index.
+    static func make(for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed) -> HTTPResponse {
         var sinceRow: Int?
         if let since = query.since {
-            guard let index = feed.rowIndex(waiting: waiting) else { return nil }
-            guard let row = index.row(of: since) else { return .failure(unknownSince) }
+            guard let row = feed.rowIndex().row(of: since) else { return unknownSince.response }
             sinceRow = row
         }
         let rows = query.rows(after: sinceRow, of: feed.rowCount)
-        guard rows == 0..<feed.rowCount else {
+        let representation: FeedRepresentation
+        if rows != 0..<feed.rowCount {
             // A slice is made per request and sent as JSON only: it is small next to the feed it saves.
-            return .success(FeedRepresentation(identity: feed.rows(rows)))
+            representation = FeedRepresentation(identity: feed.rows(rows))
+        } else {
+            representation = prefersGzip(request.headers) ? feed.gzipped() : feed.identity
         }
-        guard prefersGzip(request.headers) else { return .success(feed.identity) }
-        return feed.gzipped(waiting: waiting).map { .success($0) }
+        return response(to: request, with: representation)
+    }
+
+    /// 200 with `representation`, or 304 when the client's `If-None-Match` names it. A 304 keeps the body so
+    /// that Content-Length names the 200's length (the server does not send it), and every header of the 200
+    /// (docs/API.md asks for Content-Type on every response).
+    private static func response(to request: HTTPRequest, with representation: FeedRepresentation) -> HTTPResponse {
+        let condition = EntityTagCondition(fieldValues: request.headers.values("If-None-Match"))
+        let status: HTTPStatus = condition?.matches(representation.etag) == true ? .notModified : .ok
+        return HTTPResponse(status: status, headers: representation.headers, body: representation.body)
     }
 
     /// Whether to send gzip: the client accepts it (q > 0) and, if it weighs `identity` (by name or `*`),

@@ -1,4 +1,4 @@
-import ChattAPI
+import ChattModel
 
 /// Writes a batch of chatts on one connection: a single INSERT of every row, so one round trip and one commit.
 ///

@@ -1,4 +1,4 @@
-import ChattAPI
+import ChattModel
 import Dispatch
 import Locking
 

@@ -1,4 +1,4 @@
-import ChattAPI
+import ChattModel
 
 /// Stores chatts in PostgreSQL's `chatts` table through a connection pool.
 public final class PostgresChattRepository: ChattRepository {
@@ -20,7 +20,7 @@ public final class PostgresChattRepository: ChattRepository {
         do {
             try batcher.insert(chatt)
         } catch {
-            throw error.repositoryError
+            throw error.repositoryError(during: "add")
         }
     }
 
@@ -43,7 +43,7 @@ public final class PostgresChattRepository: ChattRepository {
                 try Self.decode(connection.query(Self.selectAllSQL))
             }
         } catch {
-            throw error.repositoryError
+            throw error.repositoryError(during: "snapshot")
         }
     }
 
@@ -63,7 +63,7 @@ public final class PostgresChattRepository: ChattRepository {
                 return ChattsVersion(count: countValue, lastSequence: lastValue)
             }
         } catch {
-            throw error.repositoryError
+            throw error.repositoryError(during: "version")
         }
     }
 
@@ -76,7 +76,7 @@ public final class PostgresChattRepository: ChattRepository {
                 _ = try connection.query(Self.pingSQL)
             }
         } catch {
-            throw error.repositoryError
+            throw error.repositoryError(during: "ping")
         }
     }
 

@@ -1,4 +1,4 @@
-import ChattAPI
+import ChattModel
 
 extension StoreError {
     /// SQLSTATEs meaning the value itself was refused: string too long (22001), bad encoding (22021),
@@ -10,7 +10,18 @@ extension StoreError {
     /// Whole classes 08 (connection exception) and 53 (insufficient resources) are added by prefix.
     static let unavailableStates: Set<String> = ["57014", "57P01", "57P02", "57P03"]
 
-    /// How this failure looks to the API: `.unavailable` (503), `.rejected` (400) or `.failed` (500).
+    /// How this failure of `operation` (a repository method's name) looks to the API, its text led by the
+    /// operation so that the operator's log says what failed.
+    public func repositoryError(during operation: String) -> RepositoryError {
+        switch repositoryError {
+        case .unavailable(let text): .unavailable("\(operation): \(text)")
+        case .rejected(let text): .rejected("\(operation): \(text)")
+        case .failed(let text): .failed("\(operation): \(text)")
+        }
+    }
+
+    /// How this failure looks to the API: `.unavailable` (503), `.rejected` (400) or `.failed` (500), with the
+    /// debug description as its text.
     public var repositoryError: RepositoryError {
         let text = debugDescription
         switch code {

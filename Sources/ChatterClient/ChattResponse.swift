@@ -1,4 +1,5 @@
-import ChattAPI
+import ChattModel
+import JSON
 
 /// Reads chatterd's answers as API.md defines them.
 public enum ChattResponse {

@@ -1,5 +1,6 @@
-import ChattAPI
+import ChattModel
 import HTTPCore
+import JSON
 
 /// Turns `/getmaps` rows into an RFC 7946 GeoJSON FeatureCollection, one Point feature per located chatt.
 public enum GeoJSONFormatter {

@@ -1,3 +1,4 @@
+import ASCII
 import HTTPCore
 
 /// Parses one HTTP/1.1 response (RFC 9112) as its bytes arrive: the head, then a body framed by
@@ -145,7 +146,7 @@ public struct HTTPResponseParser {
     static func chunkSize(_ line: ArraySlice<UInt8>) throws(ClientError) -> Int {
         let digits = ByteSet.trimmingWhitespace(line.prefix { $0 != UInt8(ascii: ";") })
         // 15 hex digits stay below Int.max, so the conversion cannot overflow.
-        guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ ByteClass.hexValue($0) != nil }),
+        guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ ASCII.hexValue($0) != nil }),
             let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
         else { throw .malformedResponse("bad chunk size line") }
         return size

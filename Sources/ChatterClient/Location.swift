@@ -1,4 +1,5 @@
 import HTTPCore
+import JSON
 
 /// Where a chatt was posted from, as `chatter post --lat --lon --facing --speed` gives it.
 public struct Location: Equatable, Sendable {

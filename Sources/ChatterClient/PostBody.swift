@@ -1,4 +1,5 @@
 import HTTPCore
+import JSON
 
 /// The JSON body of `POST /postmaps` (API.md): name, message, and geodata as a string or `null`.
 public enum PostBody {

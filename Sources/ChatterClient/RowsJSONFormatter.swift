@@ -1,4 +1,5 @@
 import HTTPCore
+import JSON
 
 /// Re-emits the server's rows as JSON: the same array, one row per line.
 public enum RowsJSONFormatter {

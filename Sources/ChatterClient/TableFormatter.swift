@@ -1,4 +1,4 @@
-import ChattAPI
+import ChattModel
 
 /// Prints rows as aligned columns for a terminal, shortening long text.
 public enum TableFormatter {

@@ -1,3 +1,5 @@
+import ASCII
+
 /// The content codings a client accepts, from its `Accept-Encoding` field (RFC 9110 §12.5.3).
 public struct AcceptEncoding: Sendable, Equatable {
     /// One listed coding (lower-cased; `x-gzip` already read as `gzip`) with its weight in thousandths.
@@ -67,7 +69,7 @@ public struct AcceptEncoding: Sendable, Equatable {
         guard bytes[first + 1] == UInt8(ascii: "."), range.count <= 5 else { return nil }
         var scale = 100
         for byte in bytes[(first + 2)..<range.upperBound] {
-            guard ByteClass.isDigit(byte) else { return nil }
+            guard ASCII.isDigit(byte) else { return nil }
             quality += Int(byte - UInt8(ascii: "0")) * scale
             scale /= 10
         }

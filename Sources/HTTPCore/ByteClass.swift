@@ -1,5 +1,7 @@
+import ASCII
+
 /// Byte classes of the HTTP grammars (RFC 9110 §5.6, RFC 3986 §2), as pure functions of one byte.
-/// The few that other grammars share (tokens, whitespace, hex digits) are public, so there is one of each.
+/// Tokens and whitespace are public for the client's response parser; digits come from `ASCII`.
 public enum ByteClass {
     /// Carriage return.
     static let cr: UInt8 = 0x0D
@@ -30,21 +32,6 @@ public enum ByteClass {
     /// Optional whitespace (RFC 9110 §5.6.3).
     public static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == sp || byte == htab
-    }
-
-    /// DIGIT (RFC 5234 B.1).
-    static func isDigit(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
-    /// The value of a hexadecimal digit, or nil.
-    public static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a")) + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return Int(byte - UInt8(ascii: "A")) + 10
-        default: return nil
-        }
     }
 
     /// `unreserved` or `sub-delims` of RFC 3986 §2.2–2.3 (the bytes of a reg-name besides `%`).

@@ -1,3 +1,5 @@
+import ASCII
+
 /// Parses a chunk-size line, `chunk-size [ chunk-ext ]` (RFC 9112 §7.1), whose extensions are checked and ignored.
 enum ChunkSizeLine {
     /// Most hex digits in a chunk size; 16 already reach past `Int.max`, which the overflow check catches.
@@ -10,7 +12,7 @@ enum ChunkSizeLine {
     static func parse(_ bytes: [UInt8], _ range: Range<Int>) -> Int? {
         var index = range.lowerBound
         var size = 0
-        while index < range.upperBound, let digit = ByteClass.hexValue(bytes[index]) {
+        while index < range.upperBound, let digit = ASCII.hexValue(bytes[index]) {
             guard index - range.lowerBound < maxDigits, size <= (Int.max - digit) / 16 else { return nil }
             size = size * 16 + digit
             index += 1

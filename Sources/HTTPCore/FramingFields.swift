@@ -1,3 +1,5 @@
+import ASCII
+
 /// How the body of a request is delimited (RFC 9112 §6.3).
 enum BodyFraming: Equatable {
     /// No Content-Length and no Transfer-Encoding: the body is empty.
@@ -100,7 +102,7 @@ struct FramingFields {
         guard !range.isEmpty else { return nil }
         var value = 0
         for byte in bytes[range] {
-            guard ByteClass.isDigit(byte) else { return nil }
+            guard ASCII.isDigit(byte) else { return nil }
             let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
             guard !overflow1, !overflow2 else { return nil }

@@ -1,14 +1,34 @@
+import JSON
+
 /// A response to be serialized. `Content-Length`, `Date` and `Connection` are added by the serializer.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     /// The body bytes. Arrays are copy-on-write, so a cached body is shared, not copied, per connection.
     public var body: [UInt8]
+    /// The route that answered, as logs and metrics name it; nil when no route did (an unknown path or a
+    /// request that could not be parsed). Never sent.
+    public var route: String?
+    /// Why a server error happened, for the operator's log line; never sent (clients get only the status and
+    /// a generic reason).
+    public var cause: String?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// Equal on the wire: status, headers and body. `route` and `cause` are not compared.
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body
+    }
+
+    /// This response, reported under `route`.
+    public func routed(_ route: String) -> HTTPResponse {
+        var response = self
+        response.route = route
+        return response
     }
 
     /// Whether `body` goes on the wire after the head. Not for HEAD (RFC 9110 §9.3.2) nor a status without
@@ -23,10 +43,12 @@ public struct HTTPResponse: Sendable, Equatable {
         HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
     }
 
-    /// The one error shape of API.md: `{"error":"<reason>"}`.
+    /// The one error shape of docs/API.md: `{"error":"<reason>"}`. The reason is also the cause, until a caller
+    /// that knows more sets one.
     public static func error(_ status: HTTPStatus, _ reason: String, headers extra: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         var response = json(status, Array("{\"error\":".utf8) + JSONString.encode(reason) + [UInt8(ascii: "}")])
         for field in extra { response.headers.add(field.name, field.value) }
+        response.cause = reason
         return response
     }
 }

@@ -1,3 +1,5 @@
+import ASCII
+
 /// Validates `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2–3.2.3), the value of Host and the
 /// authority of an absolute-form target. Userinfo (`@`) is never accepted (RFC 9110 §4.2.4).
 enum HostSyntax {
@@ -18,7 +20,7 @@ enum HostSyntax {
         guard hostEnd < range.upperBound else { return true }
         // port = *DIGIT (RFC 3986 §3.2.3), so `host:` is valid.
         guard bytes[hostEnd] == UInt8(ascii: ":") else { return false }
-        return bytes[(hostEnd + 1)..<range.upperBound].allSatisfy(ByteClass.isDigit)
+        return bytes[(hostEnd + 1)..<range.upperBound].allSatisfy(ASCII.isDigit)
     }
 
     /// reg-name = *( unreserved / pct-encoded / sub-delims ).
@@ -26,8 +28,8 @@ enum HostSyntax {
         var index = range.lowerBound
         while index < range.upperBound {
             if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < range.upperBound, ByteClass.hexValue(bytes[index + 1]) != nil,
-                    ByteClass.hexValue(bytes[index + 2]) != nil
+                guard index + 2 < range.upperBound, ASCII.hexValue(bytes[index + 1]) != nil,
+                    ASCII.hexValue(bytes[index + 2]) != nil
                 else { return false }
                 index += 3
             } else {
@@ -43,7 +45,7 @@ enum HostSyntax {
         guard let first = range.first else { return false }
         guard ByteClass.lowercased(bytes[first]) == UInt8(ascii: "v") else { return isIPv6(bytes, range) }
         var index = first + 1
-        while index < range.upperBound, ByteClass.hexValue(bytes[index]) != nil { index += 1 }
+        while index < range.upperBound, ASCII.hexValue(bytes[index]) != nil { index += 1 }
         guard index > first + 1, index < range.upperBound, bytes[index] == UInt8(ascii: ".") else { return false }
         let rest = (index + 1)..<range.upperBound
         return !rest.isEmpty
@@ -62,7 +64,7 @@ enum HostSyntax {
         }
         while index < range.upperBound {
             let groupStart = index
-            while index < range.upperBound, ByteClass.hexValue(bytes[index]) != nil { index += 1 }
+            while index < range.upperBound, ASCII.hexValue(bytes[index]) != nil { index += 1 }
             if index < range.upperBound, bytes[index] == UInt8(ascii: ".") {
                 guard isIPv4(bytes, groupStart..<range.upperBound) else { return false }
                 groups += 2
@@ -87,7 +89,7 @@ enum HostSyntax {
         let parts = bytes[range].split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 4 else { return false }
         return parts.allSatisfy { part in
-            guard (1...3).contains(part.count), part.allSatisfy(ByteClass.isDigit) else { return false }
+            guard (1...3).contains(part.count), part.allSatisfy(ASCII.isDigit) else { return false }
             guard part.count == 1 || part.first != UInt8(ascii: "0") else { return false }
             return part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
         }

@@ -1,3 +1,5 @@
+import ASCII
+
 /// A parsed request line: `method SP request-target SP HTTP-version` (RFC 9112 §3).
 struct RequestLine {
     /// The method, one of those we know.
@@ -33,8 +35,8 @@ struct RequestLine {
         guard range.count == 8, bytes[start] == UInt8(ascii: "H"), bytes[start + 1] == UInt8(ascii: "T"),
             bytes[start + 2] == UInt8(ascii: "T"), bytes[start + 3] == UInt8(ascii: "P"),
             bytes[start + 4] == UInt8(ascii: "/"),
-            ByteClass.isDigit(bytes[start + 5]), bytes[start + 6] == UInt8(ascii: "."),
-            ByteClass.isDigit(bytes[start + 7])
+            ASCII.isDigit(bytes[start + 5]), bytes[start + 6] == UInt8(ascii: "."),
+            ASCII.isDigit(bytes[start + 7])
         else { throw .invalidRequestLine }
         switch (bytes[start + 5], bytes[start + 7]) {
         case (UInt8(ascii: "1"), UInt8(ascii: "1")): return .http1_1

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,14 +70,17 @@ extension Connection {
         suspendReads()
         updateDeadline()
         let started = DispatchTime.now()
-        let handler = environment.handler
-        if let response = handler.respondImmediately(request) {
+        let work: @Sendable () -> HTTPResponse
+        switch environment.handler.plan(request) {
+        case .ready(let response):
             finish(request, response, since: started)
             return
+        case .blocking(let blocking):
+            work = blocking
         }
         let accepted = environment.handlers.submit(
             run: {
-                let response = handler.respond(request)
+                let response = work()
                 self.queue.async { self.finish(request, response, since: started) }
             },
             expire: { self.queue.async { self.sendBusy(to: request, started: started) } })

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

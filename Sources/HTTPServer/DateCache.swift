@@ -1,5 +1,6 @@
 import HTTPCore
 import Locking
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,8 @@
 import Dispatch
 import HTTPCore
 import Locking
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +12,8 @@ import Glibc
 public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Locked) or confined to `acceptQueue`
     private let configuration: ServerConfiguration
     private let tls: TLSContext?
-    private let log: @Sendable (_ event: String, _ fields: [(String, String)]) -> Void
+    private let logger: Logger
+    private let statistics: ServerStatistics
     let acceptQueue = DispatchQueue(label: "chatterd.accept")
     private let ioQueues: [DispatchQueue]
     let handlers: HandlerPool
@@ -30,15 +33,16 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
     var acceptPaused = false
     private var acceptFailing = false
 
-    /// Loads the TLS context (if configured); throws if the certificate or key is unusable.
-    /// `log` receives server events not tied to a request: an event name and its fields.
+    /// Loads the TLS context (if configured); throws if the certificate or key is unusable. `logger` gets the
+    /// server's own events (those not tied to a request); `statistics` is kept up to date for metrics.
     public init(
-        configuration: ServerConfiguration, handler: HTTPHandler,
-        log: @escaping @Sendable (_ event: String, _ fields: [(String, String)]) -> Void
+        configuration: ServerConfiguration, handler: HTTPHandler, logger: Logger,
+        statistics: ServerStatistics = ServerStatistics()
     ) throws {
         self.configuration = configuration
         self.handler = handler
-        self.log = log
+        self.logger = logger
+        self.statistics = statistics
         self.tls = try configuration.tls.map { try TLSContext($0) }
         self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
         self.handlers = HandlerPool(
@@ -78,7 +82,9 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
                 open(accepted.fd, peer: accepted.peer)
             } catch {
                 // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener; log once per episode.
-                if !acceptFailing { log("accept_failed", [("error", "\(error)"), ("action", "retry_every_500ms")]) }
+                if !acceptFailing {
+                    logger.log(.warn, "accept_failed", ["error": "\(error)", "action": "retry_every_500ms"])
+                }
                 acceptFailing = true
                 pauseAccepting()
                 acceptQueue.asyncAfter(deadline: .now() + 0.5) { self.resumeAccepting() }
@@ -109,11 +115,13 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         let connection = Connection(
             id: id, fd: fd, remoteAddress: peer, queue: queue, transport: transport, environment: environment)
         registry.withLock { $0.connections[id] = connection }
+        statistics.connectionOpened()
         queue.async { connection.start() }
     }
 
     private func closed(_ connection: Connection) {
         registry.withLock { _ = $0.connections.removeValue(forKey: connection.id) }
+        statistics.connectionClosed()
         acceptQueue.async { self.resumeAccepting() }
     }
 

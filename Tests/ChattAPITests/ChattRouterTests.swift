@@ -1,5 +1,9 @@
 import ChattAPI
+import ChattFeed
+import ChattModel
+import TestSupport
 import HTTPCore
+import JSON
 import Testing
 
 private func request(_ method: HTTPMethod, _ path: String, query: String? = nil, body: String = "") -> HTTPRequest {

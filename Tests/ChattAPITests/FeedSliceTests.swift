@@ -1,4 +1,7 @@
 @testable import ChattAPI
+@testable import ChattFeed
+import ChattModel
+import TestSupport
 import HTTPCore
 import Testing
 
@@ -144,6 +147,6 @@ private func id(_ serial: Int) -> String {
                                 generation: 0)
         #expect(empty.rowCount == 0 && empty.rows(0..<0) == Array("[]".utf8))
         let someID = try #require(ChattID(Substring(id(1))))
-        #expect(empty.rowIndex(waiting: true)?.row(of: someID) == nil)
+        #expect(empty.rowIndex().row(of: someID) == nil)
     }
 }

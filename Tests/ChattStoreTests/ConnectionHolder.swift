@@ -1,8 +1,8 @@
+@testable import ChattStore
 import Dispatch
 import Foundation
 import Locking
 import Testing
-@testable import ChattStore
 
 /// Keeps one of a pool's connections busy on another thread until released.
 final class ConnectionHolder: Sendable {

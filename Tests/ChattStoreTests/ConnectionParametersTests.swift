@@ -1,5 +1,5 @@
-import Testing
 @testable import ChattStore
+import Testing
 
 @Suite struct ConnectionParametersTests {
     static let safetyKeywords = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",

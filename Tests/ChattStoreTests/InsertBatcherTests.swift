@@ -1,8 +1,8 @@
-import ChattAPI
+import ChattModel
+@testable import ChattStore
 import Foundation
 import Locking
 import Testing
-@testable import ChattStore
 
 extension DatabaseTests {
     @Suite struct InsertBatcherTests {

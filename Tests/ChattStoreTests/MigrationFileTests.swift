@@ -1,5 +1,5 @@
-import Testing
 @testable import ChattStore
+import Testing
 
 @Suite struct MigrationFileTests {
     @Test(arguments: [

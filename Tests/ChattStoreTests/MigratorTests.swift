@@ -1,7 +1,7 @@
+@testable import ChattStore
 import Foundation
 import Locking
 import Testing
-@testable import ChattStore
 
 extension DatabaseTests {
     @Suite struct MigratorTests {

@@ -1,7 +1,7 @@
+@testable import ChattStore
 import Dispatch
 import Foundation
 import Testing
-@testable import ChattStore
 
 extension DatabaseTests {
     @Suite struct PoolWaitingTests {

@@ -1,6 +1,6 @@
-import ChattAPI
-import Testing
+import ChattModel
 @testable import ChattStore
+import Testing
 
 @Suite struct StoreErrorTests {
     @Test(arguments: [

@@ -1,7 +1,7 @@
-import ChattAPI
+import ChattModel
+@testable import ChattStore
 import Foundation
 import Testing
-@testable import ChattStore
 
 /// A throwaway database for one test: created through `CHATTERD_TEST_DATABASE_URL`, dropped afterwards.
 struct TestDatabase {

@@ -1,7 +1,7 @@
-import ChattAPI
+import ChattModel
+@testable import ChattStore
 import Foundation
 import Testing
-@testable import ChattStore
 
 /// Failures that need no running database, so they always run.
 @Suite struct UnreachableDatabaseTests {

@@ -1,6 +1,5 @@
-import Testing
-
 @testable import ChatterClient
+import Testing
 
 func response(_ status: Int, _ body: String, reason: String = "", headers: [(String, String)] = [])
     -> HTTPClientResponse

@@ -1,6 +1,5 @@
-import Testing
-
 @testable import ChatterClient
+import Testing
 
 @Suite struct ChatterRunnerTests {
     /// Runs `words` with a fake server that records the request and answers `answer`.

@@ -1,7 +1,7 @@
-import ChattAPI
-import Testing
-
+import ChattModel
 @testable import ChatterClient
+import JSON
+import Testing
 
 let sampleRows: [[String?]] = [
     [

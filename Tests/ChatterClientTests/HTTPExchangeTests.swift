@@ -1,6 +1,5 @@
-import Testing
-
 @testable import ChatterClient
+import Testing
 
 /// The transport over real loopback sockets (plain HTTP; TLS is covered by Tests/EndToEnd/test_client.py).
 @Suite struct HTTPExchangeTests {

@@ -1,6 +1,5 @@
-import Testing
-
 @testable import ChatterClient
+import Testing
 
 /// Feeds `wire` to a fresh parser in the given pieces, then finishes it if `closed`.
 func parseResponse(_ pieces: [ArraySlice<UInt8>], closed: Bool, maxBodyBytes: Int = 1 << 20) throws(ClientError)

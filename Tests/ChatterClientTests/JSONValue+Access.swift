@@ -1,4 +1,5 @@
-import ChattAPI
+import ChattModel
+import JSON
 
 /// Accessors that let tests `#require` a JSON shape.
 extension JSONValue {

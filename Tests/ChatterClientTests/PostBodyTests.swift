@@ -1,7 +1,7 @@
-import ChattAPI
-import Testing
-
+import ChattModel
 @testable import ChatterClient
+import JSON
+import Testing
 
 @Suite struct PostBodyTests {
     @Test func geodataIsTheAppsArrayInAString() {

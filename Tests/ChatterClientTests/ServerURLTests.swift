@@ -1,6 +1,5 @@
-import Testing
-
 @testable import ChatterClient
+import Testing
 
 @Suite struct ServerURLTests {
     struct Case: Sendable, CustomTestStringConvertible {

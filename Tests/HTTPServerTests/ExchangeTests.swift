@@ -1,8 +1,8 @@
 import Foundation
 import HTTPCore
+@testable import HTTPServer
 import Locking
 import Testing
-@testable import HTTPServer
 
 /// What the server reports to `observe` and echoes back: request ids, remote addresses, body bytes.
 @Suite struct ExchangeTests {
@@ -20,12 +20,14 @@ import Testing
             configuration.reusePort = reusePort
             let (exchanges, ids) = (self.exchanges, self.idsSeenByHandler)
             let handler = HTTPHandler(
-                respond: { request in
-                    ids.withLock { $0.append(request.headers["X-Request-Id"] ?? "none") }
-                    return .json(.ok, Array("\"\(request.path)\"".utf8))
+                plan: { request in
+                    .blocking {
+                        ids.withLock { $0.append(request.headers["X-Request-Id"] ?? "none") }
+                        return .json(.ok, Array("\"\(request.path)\"".utf8))
+                    }
                 },
                 observe: { exchange in exchanges.withLock { $0.append(exchange) } })
-            server = try Server(configuration: configuration, handler: handler, log: { _, _ in })
+            server = try Server(configuration: configuration, handler: handler, logger: quietLogger)
             self.port = try server.start()
         }
 

@@ -1,5 +1,5 @@
-import Testing
 @testable import HTTPServer
+import Testing
 
 @Suite struct RequestIDTests {
     @Test func acceptsShortIDsOfSafeCharacters() {

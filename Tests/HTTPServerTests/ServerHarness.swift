@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 @testable import HTTPServer
+import Logging
 
 /// A server on an ephemeral loopback port with a test handler: `/slow` waits 300 ms, everything else
 /// answers 200 with the path as body;
@@ -19,14 +20,14 @@ final class ServerHarness {
             if request.path == "/slow" { usleep(300_000) }
             return .json(.ok, Array("\"\(request.path) \(request.body.count)\"".utf8))
         }
-        let handler = HTTPHandler(respond: respond, respondImmediately: { request in
+        let handler = HTTPHandler(plan: { request in
             switch request.path {
-            case "/inline": respond(request)
-            case "/not-modified": HTTPResponse(status: .notModified, body: Array("never sent".utf8))
-            default: nil
+            case "/inline": .ready(respond(request))
+            case "/not-modified": .ready(HTTPResponse(status: .notModified, body: Array("never sent".utf8)))
+            default: .blocking { respond(request) }
             }
         })
-        server = try Server(configuration: configuration, handler: handler, log: { _, _ in })
+        server = try Server(configuration: configuration, handler: handler, logger: quietLogger)
         port = try server.start()
     }
 
@@ -37,3 +38,6 @@ final class ServerHarness {
         done.wait()
     }
 }
+
+/// Server events at warn and below stay out of the test output.
+let quietLogger = Logger(level: .error, format: .logfmt, writer: LogWriter())

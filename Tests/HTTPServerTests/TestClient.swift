@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,8 +1,10 @@
 // libFuzzer target: the strict JSON parser, `/postmaps` and `/postchatt` body validation, geodata parsing and
 // the row encoder, checked against invariants with `precondition` (a failed one is a crash libFuzzer keeps).
 // The SwiftPM product FuzzChattBody; build and run it with fuzz/run.sh chatt-body SECONDS.
-import ChattAPI
+import ChattFeed
+import ChattModel
 import HTTPCore
+import JSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func chattBodyFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -1,0 +1,17 @@
+/// Byte classes of the core rules (RFC 5234 Appendix B.1) that the HTTP and JSON grammars share.
+public enum ASCII {
+    /// DIGIT: `0`–`9`.
+    public static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// The value of a HEXDIG (either case), or nil.
+    public static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a")) + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return Int(byte - UInt8(ascii: "A")) + 10
+        default: return nil
+        }
+    }
+}

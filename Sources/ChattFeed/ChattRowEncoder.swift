@@ -1,0 +1,74 @@
+import ChattModel
+import HTTPCore
+import JSON
+
+/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (API.md).
+///
+/// Hand-written over bytes because these bodies grow with the store; Foundation's encoders are 15–50× slower.
+public enum ChattRowEncoder {
+    /// `[[name, message, id, timestamp, geodata|null], …]`, or `[]`.
+    public static func mapsRows(_ chatts: [StoredChatt]) -> [UInt8] {
+        encode(chatts, includingGeodata: true).body
+    }
+
+    /// `[[name, message, id, timestamp], …]`, or `[]`.
+    public static func chattsRows(_ chatts: [StoredChatt]) -> [UInt8] {
+        encode(chatts, includingGeodata: false).body
+    }
+
+    /// The body, and `rowBounds`: the offset of each row's `[`, then `body.count`. Row `i` is
+    /// `body[rowBounds[i] ..< rowBounds[i + 1] - 1]` (the `- 1` drops the `,` or the final `]`), so rows
+    /// `a..<b` are one contiguous range and a slice of the feed needs no re-encoding.
+    static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> (body: [UInt8], rowBounds: [Int]) {
+        var out: [UInt8] = []
+        out.reserveCapacity(estimatedSize(of: chatts))
+        var rowBounds: [Int] = []
+        rowBounds.reserveCapacity(chatts.count + 1)
+        out.append(UInt8(ascii: "["))
+        for (index, chatt) in chatts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            rowBounds.append(out.count)
+            out.append(UInt8(ascii: "["))
+            appendString(chatt.name, to: &out)
+            out.append(UInt8(ascii: ","))
+            appendString(chatt.message, to: &out)
+            out.append(UInt8(ascii: ","))
+            appendString(chatt.id, to: &out)
+            out.append(UInt8(ascii: ","))
+            appendString(chatt.timestamp, to: &out)
+            if includingGeodata {
+                out.append(UInt8(ascii: ","))
+                if let geodata = chatt.geodata {
+                    appendString(geodata, to: &out)
+                } else {
+                    out.append(contentsOf: "null".utf8)
+                }
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "]"))
+        rowBounds.append(out.count)
+        return (out, rowBounds)
+    }
+
+    /// Copies a string that needs no escaping as one block; JSONString escapes the rest byte by byte.
+    /// Most chatt fields need no escaping, and scanning and copying contiguous bytes is several times faster.
+    private static func appendString(_ string: String, to out: inout [UInt8]) {
+        let copied = string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: bytes)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if copied != true { JSONString.append(string, to: &out) }
+    }
+
+    /// The unescaped size plus punctuation; escapes are rare, so one growth at most in practice.
+    private static func estimatedSize(of chatts: [StoredChatt]) -> Int {
+        chatts.reduce(2) { size, chatt in
+            size + chatt.name.utf8.count + chatt.message.utf8.count + chatt.id.utf8.count
+                + chatt.timestamp.utf8.count + (chatt.geodata?.utf8.count ?? 4) + 16
+        }
+    }
+}

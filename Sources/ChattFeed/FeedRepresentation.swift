@@ -1,0 +1,34 @@
+import ChattModel
+import HTTPCore
+import JSON
+
+/// One representation of a feed: the body bytes, their entity tag, and the response headers that go with
+/// them. Built once and shared by every response (arrays are copy-on-write, so never copied per connection).
+public struct FeedRepresentation: Sendable {
+    /// The bytes sent.
+    public let body: [UInt8]
+    /// Names these bytes (RFC 9110 §8.8.3).
+    public let etag: EntityTag
+    /// `Content-Type`, `ETag`, `Vary: Accept-Encoding`, and `Content-Encoding` for a coded body.
+    public let headers: HTTPHeaders
+
+    /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
+    /// database give the same feed the same tag.
+    public init(identity body: [UInt8]) {
+        self.init(body: body, contentHash: ContentHash.hash(body), coding: nil)
+    }
+
+    /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding
+    /// is part of the tag: a coded body is a different representation, with bytes of its own.
+    init(body: [UInt8], contentHash: UInt64, coding: String?) {
+        self.body = body
+        let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 } ?? "")
+        // Invariant: hex digits, "-" and a coding token are all `etagc`, so the tag exists.
+        etag = EntityTag(opaque)!
+        var headers = HTTPHeaders([
+            ("Content-Type", "application/json"), ("ETag", etag.fieldValue), ("Vary", "Accept-Encoding"),
+        ])
+        if let coding { headers.add("Content-Encoding", coding) }
+        self.headers = headers
+    }
+}

@@ -1,0 +1,40 @@
+import ChattAPI
+import ChattFeed
+import ChattModel
+import ChattStore
+import HTTPServer
+import Logging
+
+extension Chatterd {
+    /// The server with chatterd's routes, metrics and logging; exits if the certificate or key is unusable.
+    static func makeServer(
+        _ options: ServeOptions, pool: PGConnectionPool, feedCache: ChattFeedCache, logger: Logger
+    ) -> Server {
+        makeServer(
+            options, repository: PostgresChattRepository(pool: pool), poolStats: { pool.stats },
+            feedCache: feedCache, logger: logger)
+    }
+
+    /// The same over any repository (tests use one in memory); `poolStats` feeds the pool gauges of `/metrics`.
+    static func makeServer(
+        _ options: ServeOptions, repository: any ChattRepository,
+        poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, feedCache: ChattFeedCache = ChattFeedCache(),
+        logger: Logger
+    ) -> Server {
+        let metrics = RequestMetrics()
+        let statistics = ServerStatistics()
+        let router = ChattRouter(repository: repository, metrics: {
+            metrics.render(MetricsGauges(
+                openConnections: statistics.openConnections, pool: poolStats(),
+                logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
+        }, feedCache: feedCache)
+        let observer = RequestObserver(metrics: metrics, logger: logger)
+        let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
+        do {
+            return try Server(
+                configuration: options.serverConfiguration, handler: handler, logger: logger, statistics: statistics)
+        } catch {
+            fail(logger, "\(error)", status: 1)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import ChattAPI
+import ChattFeed
+import ChattModel
+import ChattStore
+import CMalloc
+import Dispatch
+import Foundation
+import HTTPServer
+import Locking
+import Logging
+
+/// Entry point: parses the command line and runs the command.
+
+public enum Chatterd {
+    public static func main() {
+        let command: Command
+        do {
+            command = try Command.parse(
+                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        } catch {
+            // No logger yet, and this is for whoever typed the command: plain text.
+            FileHandle.standardError.write(Data("chatterd: \(error)\n\n\(usage)\n".utf8))
+            exit(64)
+        }
+        switch command {
+        case .help: print(usage)
+        case .version: print("chatterd \(chatterdVersion)")
+        case .migrate(let options): migrate(options)
+        case .serve(let options): serve(options)
+        }
+    }
+
+    static func makeLogger(_ options: LogOptions) -> Logger {
+        Logger(level: options.level, format: options.format, writer: LogWriter())
+    }
+
+    static func migrate(_ options: MigrateOptions) {
+        let logger = makeLogger(options.log)
+        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: 1)
+        do {
+            let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
+            let versions = applied.joined(separator: ",")
+            logger.log(.info, "migrated", ["applied": .integer(applied.count), "versions": "\(versions)"])
+        } catch {
+            fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
+        }
+        pool.close()
+        logger.writer.flush()
+    }
+
+    static func serve(_ options: ServeOptions) {
+        // OpenSSL writes with write(): a client resetting mid-response must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        // glibc gives each of the ~70 handler threads a malloc arena of its own, and freed feed buffers linger in
+        // them: under the 90/10 benchmark mix RSS reached 83 MB. Two arenas (one per core) keep it near the
+        // 50 MB budget of issue 4 for the cost of some lock contention in malloc.
+        mallopt(M_ARENA_MAX, 2)
+        let logger = makeLogger(options.log)
+        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)
+        // The certificate and key are checked first: a configuration error should not wait on the database.
+        let feedCache = ChattFeedCache()
+        let server = makeServer(options, pool: pool, feedCache: feedCache, logger: logger)
+        do {
+            let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
+            if !applied.isEmpty { logger.log(.info, "migrated", ["versions": "\(applied.joined(separator: ","))"]) }
+        } catch {
+            fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
+        }
+        // Started after the migrations, which create the trigger it listens to.
+        let stopping = Locked(false)
+        let listener = makeChangeListener(options, feedCache: feedCache, logger: logger, stopping: stopping)
+        listener.start()
+        let port: UInt16
+        do {
+            port = try server.start()
+        } catch {
+            fail(logger, listenFailure(options, error), status: 1)
+        }
+        logger.log(.info, "listening", [
+            "host": "\(options.server.host)", "port": .integer(Int(port)), "tls": .boolean(!options.plainHTTP),
+            "reuse_port": .boolean(options.server.reusePort),
+            "database": "\(ConninfoRedaction.redacted(options.databaseURL ?? ""))",
+        ])
+        let signals = SignalWatcher(logger: logger) {
+            server.shutdown(deadlineSeconds: options.drainSeconds) {
+                stopping.withLock { $0 = true }
+                listener.stop()
+                pool.close()
+                logger.log(.info, "stopped")
+                logger.writer.flush()
+                exit(0)
+            }
+        }
+        withExtendedLifetime(signals) { dispatchMain() }
+    }
+
+    /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.
+    /// While it is not listening, or always with `--strict-feeds`, the cache checks the store's version on every
+    /// read instead. A lost connection is a warning; the listener stopping because the server is (`stopping`) is not.
+    static func makeChangeListener(
+        _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
+    ) -> ChattChangeListener {
+        ChattChangeListener(
+            conninfo: options.databaseURL ?? "", onChange: { feedCache.invalidate() },
+            onListening: { listening in
+                feedCache.setNotificationsTrusted(listening && !options.strictFeeds)
+                if listening {
+                    logger.log(.info, "change_listener_up")
+                } else if !stopping.withLock({ $0 }) {
+                    logger.log(.warn, "change_listener_down")
+                }
+            })
+    }
+
+    /// Why the listener could not start, with the way out when the port is taken.
+    static func listenFailure(_ options: ServeOptions, _ error: any Error) -> String {
+        var message = "cannot listen on \(options.server.host):\(options.server.port): \(error)"
+        if let socketError = error as? SocketError, socketError.errno == EADDRINUSE {
+            message += options.server.reusePort
+                ? " (the process holding it does not use --reuse-port, or runs as another user)"
+                : " (another process holds it; to share one port, start every chatterd with --reuse-port)"
+        }
+        return message
+    }
+
+    /// Logs `message` as the reason the process stops, writes out the log, and exits with `status`.
+    static func fail(_ logger: Logger, _ message: String, status: Int32) -> Never {
+        logger.log(.error, "fatal", ["cause": "\(message)"])
+        logger.writer.flush()
+        exit(status)
+    }
+}

@@ -1,0 +1,95 @@
+import ChattFeed
+import ChattModel
+import ChattStore
+import HTTPServer
+import Locking
+import Logging
+
+/// Counts requests by route and status, committed posts and a latency histogram, and renders `/metrics`.
+final class RequestMetrics: Sendable {
+    /// Histogram bucket upper bounds, in seconds.
+    static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+    /// Routes whose 200 means a chatt was committed.
+    static let postingRoutes: Set<String> = ["/postmaps", "/postchatt"]
+
+    private struct State {
+        var requests: [String: Int] = [:]  // "route|status" → count
+        var buckets = [Int](repeating: 0, count: RequestMetrics.bucketBounds.count)
+        var count = 0
+        var sum = 0.0
+        var postsCommitted = 0
+    }
+    private let state = Locked(State())
+
+    /// Counts one answered request.
+    func record(_ exchange: HTTPExchange) {
+        let route = Self.label(of: exchange)
+        let status = exchange.response.status.code
+        let committed = status == 200 && exchange.request?.method == .POST && Self.postingRoutes.contains(route)
+        let key = "\(route)|\(status)"
+        let bucket = Self.bucketBounds.firstIndex { exchange.seconds <= $0 }
+        state.withLock { state in
+            state.requests[key, default: 0] += 1
+            if let bucket { state.buckets[bucket] += 1 }
+            state.count += 1
+            state.sum += exchange.seconds
+            if committed { state.postsCommitted += 1 }
+        }
+    }
+
+    /// The route label: the route that answered, "other" for a request no route took (so clients cannot grow the
+    /// label set), "invalid" for one that could not be parsed.
+    static func label(of exchange: HTTPExchange) -> String {
+        exchange.response.route ?? (exchange.request == nil ? "invalid" : "other")
+    }
+
+    /// The whole `/metrics` page: these counters plus `gauges`, read by the caller just now.
+    func render(_ gauges: MetricsGauges) -> String {
+        let snapshot = state.withLock { $0 }
+        var page = PrometheusText()
+        page.family("chatterd_requests_total", "counter", help: "Requests answered, by route and status.")
+        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+            page.sample("chatterd_requests_total", count, labels: ["route": parts[0], "status": parts[1]])
+        }
+        let histogram = "chatterd_request_duration_seconds"
+        page.family(histogram, "histogram", help: "Time from complete request to queued response.")
+        var cumulative = 0
+        for (bound, count) in zip(Self.bucketBounds, snapshot.buckets) {
+            cumulative += count
+            page.sample(histogram + "_bucket", cumulative, labels: ["le": PrometheusText.number(bound)])
+        }
+        page.sample(histogram + "_bucket", snapshot.count, labels: ["le": "+Inf"])
+        page.sample(histogram + "_sum", PrometheusText.number(snapshot.sum))
+        page.sample(histogram + "_count", snapshot.count)
+        page.single("chatterd_posts_committed_total", "counter", help: "Chatts stored (posts answered 200).",
+                    snapshot.postsCommitted)
+        gauges.render(into: &page)
+        return page.text
+    }
+}
+
+/// Values `/metrics` reads from their owners at scrape time.
+struct MetricsGauges {
+    var openConnections: Int
+    var pool: PGConnectionPool.Stats
+    var logLinesDropped: Int
+    /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
+    var cache: (hits: Int, misses: Int)?
+
+    fileprivate func render(into page: inout PrometheusText) {
+        page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
+        page.single("chatterd_db_pool_connections", "gauge", help: "Database pool size.", pool.size)
+        page.single("chatterd_db_pool_in_use", "gauge", help: "Database connections lent out now.", pool.inUse)
+        page.single("chatterd_db_pool_waiting", "gauge", help: "Callers waiting for a database connection.",
+                    pool.waiting)
+        page.single("chatterd_log_lines_dropped_total", "counter",
+                    help: "Log lines dropped because stderr could not keep up.", logLinesDropped)
+        if let cache {
+            page.single("chatterd_feed_cache_hits_total", "counter", help: "Feed reads served from the cache.",
+                        cache.hits)
+            page.single("chatterd_feed_cache_misses_total", "counter",
+                        help: "Feed reads that had to query the database.", cache.misses)
+        }
+    }
+}

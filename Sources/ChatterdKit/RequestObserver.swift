@@ -1,0 +1,44 @@
+import HTTPCore
+import HTTPServer
+import Logging
+
+/// What happens once each response is made: metrics, one access line at info, and for every 5xx one error line
+/// naming the cause. Only the request line's path is logged (no query string), never a body or header value.
+struct RequestObserver: Sendable {
+    let metrics: RequestMetrics
+    let logger: Logger
+    /// Paths longer than this are cut in logs; the full request line can be 8 KiB.
+    static let maxLoggedPathBytes = 256
+
+    /// Records `exchange`; runs on an I/O queue, so it only formats and queues lines.
+    func observe(_ exchange: HTTPExchange) {
+        metrics.record(exchange)
+        let status = exchange.response.status.code
+        if var line = logger.line(.info, "request") {
+            describe(exchange, in: &line)
+            line.string("remote", exchange.remoteAddress)
+            line.integer("status", status)
+            line.integer("bytes", exchange.bodyBytes)
+            line.thousandths("duration_ms", exchange.seconds * 1000)
+            logger.emit(&line)
+        }
+        if status >= 500, var line = logger.line(.error, "request_failed") {
+            describe(exchange, in: &line)
+            line.integer("status", status)
+            line.string("cause", exchange.response.cause ?? exchange.response.status.reason)
+            logger.emit(&line)
+        }
+    }
+
+    private func describe(_ exchange: HTTPExchange, in line: inout LogLine) {
+        line.string("request_id", exchange.requestID)
+        line.string("method", exchange.request?.method.rawValue ?? "-")
+        line.string("path", exchange.request.map { Self.loggedPath($0.path) } ?? "-")
+    }
+
+    /// `path` cut to `maxLoggedPathBytes` (paths are ASCII: the decoder refuses anything else in a target).
+    static func loggedPath(_ path: String) -> String {
+        guard path.utf8.count > maxLoggedPathBytes else { return path }
+        return String(decoding: path.utf8.prefix(maxLoggedPathBytes), as: UTF8.self) + "..."
+    }
+}

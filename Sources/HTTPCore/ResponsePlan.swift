@@ -1,0 +1,7 @@
+/// How a request is to be answered, decided once per request by whoever routes it.
+public enum ResponsePlan: Sendable {
+    /// The response, made without blocking: the server sends it from the connection's I/O queue.
+    case ready(HTTPResponse)
+    /// Work that may block (on the database): the server runs it on a handler thread, never on an I/O queue.
+    case blocking(@Sendable () -> HTTPResponse)
+}

@@ -1,0 +1,3 @@
+import ChatterdKit
+
+Chatterd.main()

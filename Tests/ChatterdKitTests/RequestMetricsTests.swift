@@ -1,0 +1,121 @@
+import ChattAPI
+@testable import ChatterdKit
+@testable import ChattStore
+import HTTPCore
+import HTTPServer
+import Testing
+
+@Suite struct RequestMetricsTests {
+    private let idle = MetricsGauges(
+        openConnections: 3, pool: PGConnectionPool.Stats(size: 8, inUse: 2, idle: 5, waiting: 1), logLinesDropped: 4)
+
+    private func exchange(
+        _ method: HTTPMethod, _ path: String, _ status: HTTPStatus, seconds: Double = 0.002
+    ) -> HTTPExchange {
+        // Labelled as the router labels it: by the route the path names.
+        var response = HTTPResponse(status: status)
+        response.route = ChattRoute(path: path)?.rawValue
+        return HTTPExchange(
+            request: HTTPRequest(method: method, target: path, path: path), response: response,
+            bodyBytes: 0, seconds: seconds, remoteAddress: "127.0.0.1:1", requestID: "r")
+    }
+
+    @Test func thePageParsesAndDeclaresEveryFamily() throws {
+        let metrics = RequestMetrics()
+        metrics.record(exchange(.GET, "/getmaps", .ok))
+        let page = try Exposition(metrics.render(idle))
+        let expected: [String: String] = [
+            "chatterd_requests_total": "counter", "chatterd_request_duration_seconds": "histogram",
+            "chatterd_posts_committed_total": "counter", "chatterd_open_connections": "gauge",
+            "chatterd_db_pool_connections": "gauge", "chatterd_db_pool_in_use": "gauge",
+            "chatterd_db_pool_waiting": "gauge", "chatterd_log_lines_dropped_total": "counter",
+        ]
+        #expect(page.families.mapValues { $0.type ?? "?" } == expected)
+        #expect(page.families.values.allSatisfy { $0.help?.isEmpty == false })
+        #expect(page.value("chatterd_open_connections") == 3)
+        #expect(page.value("chatterd_db_pool_connections") == 8)
+        #expect(page.value("chatterd_db_pool_in_use") == 2)
+        #expect(page.value("chatterd_db_pool_waiting") == 1)
+        #expect(page.value("chatterd_log_lines_dropped_total") == 4)
+    }
+
+    @Test func countersMoveWithRequests() throws {
+        let metrics = RequestMetrics()
+        let before = try Exposition(metrics.render(idle))
+        #expect(before.value("chatterd_requests_total", ["route": "/getmaps", "status": "200"]) == nil)
+        #expect(before.value("chatterd_request_duration_seconds_count") == 0)
+        for _ in 0..<3 { metrics.record(exchange(.GET, "/getmaps", .ok)) }
+        metrics.record(exchange(.GET, "/getmaps/", .serviceUnavailable, seconds: 3))
+        let after = try Exposition(metrics.render(idle))
+        #expect(after.value("chatterd_requests_total", ["route": "/getmaps", "status": "200"]) == 3)
+        #expect(after.value("chatterd_requests_total", ["route": "/getmaps", "status": "503"]) == 1)
+        #expect(after.value("chatterd_request_duration_seconds_count") == 4)
+        #expect(after.value("chatterd_request_duration_seconds_bucket", ["le": "0.0025"]) == 3)
+        #expect(after.value("chatterd_request_duration_seconds_bucket", ["le": "2.5"]) == 3)
+        #expect(after.value("chatterd_request_duration_seconds_bucket", ["le": "5.0"]) == 4)
+        #expect(after.value("chatterd_request_duration_seconds_bucket", ["le": "+Inf"]) == 4)
+        #expect(abs((after.value("chatterd_request_duration_seconds_sum") ?? 0) - 3.006) < 1e-9)
+    }
+
+    @Test func histogramBucketsAreCumulative() throws {
+        let metrics = RequestMetrics()
+        for seconds in [0.0001, 0.003, 0.03, 0.3, 3, 30] { metrics.record(exchange(.GET, "/", .ok, seconds: seconds)) }
+        let page = try Exposition(metrics.render(idle))
+        let buckets = try #require(page.families["chatterd_request_duration_seconds"]?.samples)
+            .filter { $0.name.hasSuffix("_bucket") }
+        #expect(buckets.count == RequestMetrics.bucketBounds.count + 1)
+        #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.value <= $1.value })
+        #expect(buckets.last?.labels == ["le": "+Inf"] && buckets.last?.value == 6)
+        #expect(page.value("chatterd_request_duration_seconds_bucket", ["le": "5.0"]) == 5)
+    }
+
+    @Test func onlyAnsweredPostsCountAsCommitted() throws {
+        let metrics = RequestMetrics()
+        metrics.record(exchange(.POST, "/postmaps", .ok))
+        metrics.record(exchange(.POST, "/postchatt/", .ok))
+        metrics.record(exchange(.POST, "/postchatt", .serviceUnavailable))
+        metrics.record(exchange(.POST, "/postmaps", .unprocessableContent))
+        metrics.record(exchange(.GET, "/postmaps", .methodNotAllowed))
+        metrics.record(exchange(.POST, "/getmaps", .ok))
+        let page = try Exposition(metrics.render(idle))
+        #expect(page.value("chatterd_posts_committed_total") == 2)
+    }
+
+    @Test func unknownAndUnparsablePathsShareOneLabel() throws {
+        let metrics = RequestMetrics()
+        for path in ["/a", "/b", "/getmaps/x", "//"] { metrics.record(exchange(.GET, path, .notFound)) }
+        metrics.record(HTTPExchange(
+            request: nil, response: HTTPResponse(status: .badRequest), bodyBytes: 0, seconds: 0,
+            remoteAddress: "-", requestID: "r"))
+        let page = try Exposition(metrics.render(idle))
+        #expect(page.value("chatterd_requests_total", ["route": "other", "status": "404"]) == 4)
+        #expect(page.value("chatterd_requests_total", ["route": "invalid", "status": "400"]) == 1)
+        #expect(page.families["chatterd_requests_total"]?.samples.count == 2)
+    }
+
+    @Test func cacheSeriesAppearOnlyWithACache() throws {
+        let metrics = RequestMetrics()
+        #expect(try Exposition(metrics.render(idle)).families["chatterd_feed_cache_hits_total"] == nil)
+        var gauges = idle
+        gauges.cache = (hits: 10, misses: 2)
+        let page = try Exposition(metrics.render(gauges))
+        #expect(page.value("chatterd_feed_cache_hits_total") == 10)
+        #expect(page.value("chatterd_feed_cache_misses_total") == 2)
+        #expect(page.families["chatterd_feed_cache_misses_total"]?.type == "counter")
+    }
+
+    @Test func labelValuesAndHelpAreEscaped() throws {
+        var page = PrometheusText()
+        page.family("x_total", "counter", help: "a \\ b\nc")
+        page.sample("x_total", 1, labels: ["path": "q\"u\\o\nte"])
+        #expect(page.text == "# HELP x_total a \\\\ b\\nc\n# TYPE x_total counter\nx_total{path=\"q\\\"u\\\\o\\nte\"} 1\n")
+        #expect(try Exposition(page.text).value("x_total", ["path": "q\"u\\onte"]) == 1)
+    }
+
+    @Test func theParserRejectsMalformedPages() {
+        for text in ["x 1", "# TYPE x counter\nx{a=\"1\" 1\n", "# TYPE x counter\ny 1\n", "# TYPE x counter\nx one\n",
+                     "# TYPE x gauge\n# TYPE x gauge\nx 1\n"] {
+            #expect(throws: Exposition.Malformed.self, "\(text)") { try Exposition(text) }
+        }
+    }
+}
