@@ -20,6 +20,8 @@ let package = Package(
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
+        // System calls with EINTR retried and every failure surfaced as an error.
+        .target(name: "Syscalls"),
         // The byte classes HTTP and JSON share: digits and hex digits.
         .target(name: "ASCII"),
         // JSON text: a strict parser and a string encoder, shared by the server and the client.
@@ -29,7 +31,7 @@ let package = Package(
         // Structured log lines (logfmt or JSON) and the background writer that puts them on stderr.
         .target(name: "Logging"),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking", "Logging"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "Locking", "Logging", "Syscalls"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
@@ -43,7 +45,7 @@ let package = Package(
             name: "ChatterdKit",
             dependencies: [
                 "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "Locking", "Logging",
-                "CMalloc",
+                "Syscalls", "CMalloc",
             ]),
         .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
@@ -56,11 +58,14 @@ let package = Package(
             name: "FuzzHTTPRequest", dependencies: ["HTTPCore", "LibFuzzerDriver"], path: "fuzz/http-request",
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
         .executableTarget(
-            name: "FuzzChattBody", dependencies: ["ChattModel", "ChattFeed", "JSON", "LibFuzzerDriver"], path: "fuzz/chatt-body",
+            name: "FuzzChattBody", dependencies: ["ChattModel", "ChattFeed", "JSON", "LibFuzzerDriver"],
+            path: "fuzz/chatt-body",
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
 
         // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
-        .target(name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "CZlib"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "CZlib"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
@@ -70,13 +75,15 @@ let package = Package(
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "Locking", "Logging"]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "Locking", "Logging", "Syscalls"]),
         .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattModel", "JSON"]),
         .testTarget(
             name: "ChatterdKitTests",
             dependencies: [
                 "ChatterdKit", "TestSupport", "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel",
-                "ChattStore", "Logging",
+                "ChattStore", "Logging", "Syscalls",
             ]),
     ],
     swiftLanguageModes: [.v6]

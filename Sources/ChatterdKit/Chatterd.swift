@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import HTTPServer
 import Locking
+import Syscalls
 import Logging
 
 /// Entry point: parses the command line and runs the command.
@@ -115,7 +116,7 @@ public enum Chatterd {
     /// Why the listener could not start, with the way out when the port is taken.
     static func listenFailure(_ options: ServeOptions, _ error: any Error) -> String {
         var message = "cannot listen on \(options.server.host):\(options.server.port): \(error)"
-        if let socketError = error as? SocketError, socketError.errno == EADDRINUSE {
+        if let socketError = error as? SyscallError, socketError.errno == EADDRINUSE {
             message += options.server.reusePort
                 ? " (the process holding it does not use --reuse-port, or runs as another user)"
                 : " (another process holds it; to share one port, start every chatterd with --reuse-port)"

@@ -1,3 +1,4 @@
+import Syscalls
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,39 +11,30 @@ final class ListeningSocket {
 
     /// Binds and listens; with `reusePort`, other sockets that also set SO_REUSEPORT may bind the same port,
     /// and the kernel spreads new connections across them.
-    init(host: String, port: UInt16, backlog: Int32, reusePort: Bool = false) throws(SocketError) {
+    init(host: String, port: UInt16, backlog: Int32, reusePort: Bool = false) throws(SyscallError) {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var info: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &info) == 0, let first = info else {
-            throw SocketError("getaddrinfo \(host)", errno: EINVAL)
+            throw SyscallError("getaddrinfo \(host)", errno: EINVAL)
         }
         defer { freeaddrinfo(info) }
 
-        let fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketError("socket") }
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        if reusePort {
-            guard setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-                let error = SocketError("setsockopt SO_REUSEPORT")
-                close(fd)
-                throw error
-            }
+        let fd = try Syscall.run("socket") {
+            socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
-        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            let error = SocketError("bind \(host):\(port)")
+        do throws(SyscallError) {
+            try Syscall.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
+            if reusePort { try Syscall.setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
+            try Syscall.run("bind \(host):\(port)") { bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) }
+            try Syscall.run("listen") { listen(fd, backlog) }
+            try Syscall.setNonBlocking(fd)
+        } catch {
             close(fd)
             throw error
         }
-        guard listen(fd, backlog) == 0 else {
-            let error = SocketError("listen")
-            close(fd)
-            throw error
-        }
-        setNonBlocking(fd)
         self.fd = fd
         self.port = Self.boundPort(fd) ?? port
     }
@@ -67,32 +59,34 @@ final class ListeningSocket {
         }
     }
 
-    /// Accepts one pending connection: its fd (non-blocking, TCP_NODELAY) and the client's address as text;
-    /// nil when none is waiting.
-    func accept() throws(SocketError) -> (fd: Int32, peer: String)? {
+    /// Accepts one pending connection: its fd (non-blocking, close-on-exec, TCP_NODELAY) and the client's
+    /// address as text; nil when none is waiting.
+    /// - Throws: the `accept` failure (EMFILE and friends); a connection that cannot be set up is closed and
+    ///   skipped, since the next one may be fine.
+    func accept() throws(SyscallError) -> (fd: Int32, peer: String)? {
         while true {
             var peer = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let client = withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) }
+            let outcome: Syscall.Outcome<Int32>
+            do throws(SyscallError) {
+                outcome = try Syscall.nonBlocking("accept") {
+                    withUnsafeMutablePointer(to: &peer) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) }
+                    }
+                }
+            } catch where error.errno == ECONNABORTED || error.errno == EPROTO {
+                continue  // the client gave up while queued
             }
-            if client >= 0 {
-                setNonBlocking(client)
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                var on: Int32 = 1
-                setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-                return (client, SocketAddress.text(peer))
+            guard case .done(let client) = outcome else { return nil }
+            do throws(SyscallError) {
+                try Syscall.setNonBlocking(client)
+                try Syscall.setCloseOnExec(client)
+                try Syscall.setOption(client, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
+            } catch {
+                close(client)
+                continue
             }
-            switch errno {
-            case EINTR, ECONNABORTED, EPROTO: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw SocketError("accept")
-            }
+            return (client, SocketAddress.text(peer))
         }
     }
-}
-
-func setNonBlocking(_ fd: Int32) {
-    let flags = fcntl(fd, F_GETFL)
-    _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 @testable import HTTPServer
 import Locking
+import Syscalls
 import Testing
 
 /// What the server reports to `observe` and echoes back: request ids, remote addresses, body bytes.
@@ -116,7 +117,7 @@ import Testing
         #expect {
             _ = try Recorder(port: first.port)
         } throws: { error in
-            (error as? SocketError)?.errno == EADDRINUSE
+            (error as? SyscallError)?.errno == EADDRINUSE
         }
         // The kernel spreads new connections over both listeners.
         for _ in 0..<64 where first.recorded.isEmpty || second.recorded.isEmpty {
@@ -130,6 +131,6 @@ import Testing
     @Test func aListenerWithoutReusePortKeepsItsPort() throws {
         let first = try Recorder()
         defer { first.stop() }
-        #expect(throws: SocketError.self) { _ = try Recorder(reusePort: true, port: first.port) }
+        #expect(throws: SyscallError.self) { _ = try Recorder(reusePort: true, port: first.port) }
     }
 }
