@@ -85,6 +85,7 @@ struct ChattEndpoints: Sendable {
         } catch {
             var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
             response.headers.add("Retry-After", "1")
+            response.cause = error.detail
             return response
         }
     }

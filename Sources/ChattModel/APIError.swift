@@ -47,15 +47,13 @@ public struct APIError: Error, Sendable, Equatable {
     /// The client-facing form of a repository failure. The repository's own message becomes the cause.
     public init(_ error: RepositoryError) {
         switch error {
-        case .unavailable(let cause):
+        case .unavailable:
             self.init(.serviceUnavailable, "database unavailable", headers: HTTPHeaders([("Retry-After", "1")]))
-            self.cause = cause
-        case .rejected(let cause):
+        case .rejected:
             self.init(.badRequest, "value rejected by the database")
-            self.cause = cause
-        case .failed(let cause):
+        case .failed:
             self.init(.internalServerError, "internal error")
-            self.cause = cause
         }
+        cause = error.detail
     }
 }

@@ -51,4 +51,11 @@ public enum RepositoryError: Error, Sendable, Equatable {
     case rejected(String)
     /// Anything else (500). The string is for logs only, never for clients.
     case failed(String)
+
+    /// What the repository said, for the operator's log (never for clients).
+    public var detail: String {
+        switch self {
+        case .unavailable(let detail), .rejected(let detail), .failed(let detail): detail
+        }
+    }
 }

@@ -116,6 +116,8 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         #expect(response.status.code == 503)
         #expect(response.headers["Retry-After"] == "1")
         #expect(text(response) == #"{"status":"unavailable"}"#)
+        #expect(response.cause == error.detail, "the log names what the repository said")
+        #expect(response.route == "/readyz")
     }
 
     @Test func postsAreListedOldestFirstWithExactBytes() {
