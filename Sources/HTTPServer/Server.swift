@@ -2,36 +2,36 @@ import Dispatch
 import HTTPCore
 import Locking
 import Logging
-
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Accepts connections and spreads them over serial I/O queues; owns the listener, the set of
-/// open connections, and graceful shutdown. Nothing else.
-public final class Server: @unchecked Sendable {  // mutable state is in `registry` (Locked) or confined to `acceptQueue`
+/// Accepts connections and spreads them over serial I/O queues; owns the listener, the set of open connections
+/// and graceful shutdown. Nothing else.
+public final class Server: @unchecked Sendable {  // mutable state is in `connections` (Locked) or confined to `controlQueue`
     private let configuration: ServerConfiguration
     private let tls: TLSContext?
     private let logger: Logger
     private let statistics: ServerStatistics
-    let acceptQueue = DispatchQueue(label: "chatterd.accept")
-    private let ioQueues: [DispatchQueue]
-    let handlers: HandlerPool
+    private let handler: HTTPHandler
+    private let handlers: HandlerPool
     private let dates = DateCache()
     private let requestIDPrefix = RequestID.randomPrefix()
-    private let handler: HTTPHandler
+    private let ioQueues: [DispatchQueue]
+    /// Where accepting and shutting down happen.
+    private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
-    struct Registry {
-        var connections: [Int: Connection] = [:]
-        var nextID = 0
+    private struct Connections {
+        var open: [Int: Connection] = [:]
+        var lastID = 0
     }
-    let registry = Locked(Registry())
+    private let connections = Locked(Connections())
 
-    // Confined to acceptQueue.
-    private var listener: ListeningSocket?
-    var acceptSource: (any DispatchSourceRead)?
-    var acceptPaused = false
-    private var acceptFailing = false
+    // Confined to controlQueue.
+    private var acceptor: Acceptor?
+    private var shutdown = ShutdownMachine()
+    private var shutdownTimer: (any DispatchSourceTimer)?
+    private var shutdownCompletion: (@Sendable () -> Void)?
 
     /// Loads the TLS context (if configured); throws if the certificate or key is unusable. `logger` gets the
     /// server's own events (those not tied to a request); `statistics` is kept up to date for metrics.
@@ -55,41 +55,27 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         let listener = try ListeningSocket(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog,
             reusePort: configuration.reusePort)
-        acceptQueue.sync {
-            self.listener = listener
-            let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: acceptQueue)
-            source.setEventHandler { [unowned self] in self.acceptPending() }
-            source.setCancelHandler { Glibc.close(listener.fd) }
-            acceptSource = source
-            source.resume()
+        let acceptor = Acceptor(
+            listener: listener, queue: controlQueue, logger: logger,
+            hasRoom: { [unowned self] in self.openConnectionCount < self.configuration.maxConnections },
+            open: { [unowned self] fd, peer in self.open(fd, peer: peer) })
+        controlQueue.sync {
+            self.acceptor = acceptor
+            acceptor.start()
         }
         return listener.port
     }
 
     /// Connections currently open.
-    public var openConnectionCount: Int { registry.withLock { $0.connections.count } }
+    public var openConnectionCount: Int { connections.withLock { $0.open.count } }
 
-    private func acceptPending() {
-        while acceptSource != nil {
-            guard openConnectionCount < configuration.maxConnections else {
-                // Leave further clients in the listen backlog until a connection closes.
-                pauseAccepting()
-                return
-            }
-            do {
-                guard let accepted = try listener?.accept() else { return }
-                acceptFailing = false
-                open(accepted.fd, peer: accepted.peer)
-            } catch {
-                // EMFILE/ENFILE and friends: back off instead of spinning on a readable listener; log once per episode.
-                if !acceptFailing {
-                    logger.log(.warn, "accept_failed", ["error": "\(error)", "action": "retry_every_500ms"])
-                }
-                acceptFailing = true
-                pauseAccepting()
-                acceptQueue.asyncAfter(deadline: .now() + 0.5) { self.resumeAccepting() }
-                return
-            }
+    /// Graceful shutdown: stop accepting, close idle connections, let requests in flight finish, force-close
+    /// what remains at the deadline, then call `completion` (on an internal queue).
+    public func shutdown(deadlineSeconds: Double, completion: @escaping @Sendable () -> Void) {
+        controlQueue.async {
+            self.shutdownCompletion = completion
+            self.perform(self.shutdown.begin(
+                openConnections: self.openConnectionCount, deadlineSeconds: deadlineSeconds, at: .now))
         }
     }
 
@@ -107,33 +93,62 @@ public final class Server: @unchecked Sendable {  // mutable state is in `regist
         let environment = ConnectionEnvironment(
             configuration: configuration, handler: handler, handlers: handlers, dates: dates,
             requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
-        let id = registry.withLock { state in
-            state.nextID += 1
-            return state.nextID
+        let id = connections.withLock { state in
+            state.lastID += 1
+            return state.lastID
         }
         let queue = ioQueues[id % ioQueues.count]
         let connection = Connection(
             id: id, fd: fd, remoteAddress: peer, queue: queue, transport: transport, environment: environment)
-        registry.withLock { $0.connections[id] = connection }
+        connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
         queue.async { connection.start() }
     }
 
     private func closed(_ connection: Connection) {
-        registry.withLock { _ = $0.connections.removeValue(forKey: connection.id) }
+        let remaining = connections.withLock { state in
+            state.open.removeValue(forKey: connection.id)
+            return state.open.count
+        }
         statistics.connectionClosed()
-        acceptQueue.async { self.resumeAccepting() }
+        controlQueue.async {
+            self.acceptor?.resume()
+            self.perform(self.shutdown.connectionsChanged(openConnections: remaining))
+        }
     }
 
-    private func pauseAccepting() {
-        guard !acceptPaused, let acceptSource else { return }
-        acceptSource.suspend()
-        acceptPaused = true
+    /// Carries out the shutdown machine's actions. On `controlQueue`.
+    private func perform(_ actions: [ShutdownMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .stopAccepting:
+                acceptor?.stop()
+                acceptor = nil
+            case .drainConnections:
+                forEachConnection { $0.beginDrain() }
+            case .closeConnections:
+                forEachConnection { $0.close() }
+            case .armTimer(let deadline):
+                if shutdownTimer == nil {
+                    let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+                    timer.setEventHandler { [unowned self] in self.perform(self.shutdown.timerFired(at: .now)) }
+                    timer.resume()
+                    shutdownTimer = timer
+                }
+                shutdownTimer?.schedule(deadline: deadline.dispatchTime, leeway: .milliseconds(10))
+            case .finish:
+                shutdownTimer?.cancel()
+                shutdownTimer = nil
+                handlers.stop()
+                shutdownCompletion?()
+                shutdownCompletion = nil
+            }
+        }
     }
 
-    private func resumeAccepting() {
-        guard acceptPaused, let acceptSource, openConnectionCount < configuration.maxConnections else { return }
-        acceptSource.resume()
-        acceptPaused = false
+    private func forEachConnection(_ body: @escaping @Sendable (Connection) -> Void) {
+        for connection in connections.withLock({ Array($0.open.values) }) {
+            connection.queue.async { body(connection) }
+        }
     }
 }

@@ -1,0 +1,269 @@
+import HTTPCore
+@testable import HTTPServer
+import Testing
+
+/// The HTTP/1.1 connection machine on a made-up clock: every transition and deadline, no sockets, no sleeps.
+@Suite struct HTTP1ConnectionMachineTests {
+    typealias Machine = HTTP1ConnectionMachine
+
+    /// Distinct timeouts, so an armed instant tells which deadline it is.
+    static let timeouts: ConnectionTimeouts = {
+        var timeouts = ConnectionTimeouts()
+        timeouts.headerSeconds = 10
+        timeouts.bodyIdleSeconds = 7
+        timeouts.sendIdleSeconds = 30
+        timeouts.keepAliveIdleSeconds = 60
+        timeouts.lingerSeconds = 5
+        return timeouts
+    }()
+
+    /// `seconds` after an arbitrary origin.
+    static func at(_ seconds: Double) -> Instant {
+        Instant(nanoseconds: 1_000_000_000_000) + seconds
+    }
+
+    static func machine(maxRequests: Int = 1000) -> Machine {
+        var configuration = Machine.Configuration()
+        configuration.timeouts = timeouts
+        configuration.maxRequestsPerConnection = maxRequests
+        var machine = Machine(configuration, at: at(0))
+        #expect(machine.start() == [.armTimer(at(10))], "the first byte gets the header deadline")
+        return machine
+    }
+
+    static let ok = HTTPResponse.json(.ok, Array("{}".utf8))
+    static let get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    /// The request a `.handle` action hands out, if that is the last action.
+    static func handled(_ actions: [Machine.Action]) -> HTTPRequest? {
+        guard case .handle(let request)? = actions.last else { return nil }
+        return request
+    }
+
+    /// The response and framing of a `.send` action, if that is the last action.
+    static func sent(_ actions: [Machine.Action]) -> (HTTPResponse, Machine.Framing)? {
+        guard case .send(let response, let framing)? = actions.last else { return nil }
+        return (response, framing)
+    }
+
+    static let keptAlive = Machine.Framing(version: .http1_1, keepAlive: true, includesBody: true)
+    static let closing = Machine.Framing(version: .http1_1, keepAlive: false, includesBody: true)
+
+    // MARK: - One request
+
+    @Test func aCompleteRequestIsHandedOutWithReadsSuspended() throws {
+        var machine = Self.machine()
+        let actions = machine.receive(Self.get, at: Self.at(1))
+        #expect(actions.first == .suspendReads)
+        #expect(Self.handled(actions)?.path == "/")
+        #expect(machine.state == .processing && !machine.wantsInput)
+        #expect(machine.timerFired(at: Self.at(10)) == [], "no deadline while the handler works")
+        #expect(machine.timerFired(at: Self.at(10_000)) == [])
+    }
+
+    @Test func aKeptAliveConnectionWaitsForTheNextRequestWithTheKeepAliveDeadline() {
+        var machine = Self.machine()
+        _ = machine.receive(Self.get, at: Self.at(1))
+        let send = machine.responseReady(Self.ok, at: Self.at(2))
+        #expect(Self.sent(send)?.1 == Self.keptAlive)
+        #expect(machine.state == .writing && machine.requestsServed == 1)
+        #expect(machine.outputDrained(at: Self.at(3)) == [.resumeReads], "the armed header deadline is earlier")
+        #expect(machine.state == .reading)
+        // The armed deadline fires first and finds the real one later.
+        #expect(machine.timerFired(at: Self.at(10)) == [.armTimer(Self.at(63))])
+        #expect(machine.timerFired(at: Self.at(62.9)) == [.armTimer(Self.at(63))], "early: armed again")
+        #expect(machine.timerFired(at: Self.at(63)) == [.close])
+        #expect(machine.state == .closed)
+    }
+
+    @Test func theHeaderDeadlineRunsFromTheRequestsFirstByteAndGets408() throws {
+        var machine = Self.machine()
+        #expect(machine.receive("GET / HT", at: Self.at(3)) == [], "armed for 10 s already, which is earlier")
+        #expect(machine.timerFired(at: Self.at(10)) == [.armTimer(Self.at(13))])
+        #expect(machine.receive("TP/1.1\r\nHost: x\r\n", at: Self.at(12)) == [], "more bytes do not extend it")
+        let actions = machine.timerFired(at: Self.at(13))
+        let (response, framing) = try #require(Self.sent(actions))
+        #expect(actions.first == .suspendReads)
+        #expect(response.status == .requestTimeout && framing == Self.closing)
+        #expect(machine.receive("\r\n", at: Self.at(14)) == [], "nothing more is parsed")
+        #expect(machine.outputDrained(at: Self.at(14)) == [.linger, .resumeReads, .armTimer(Self.at(19))])
+    }
+
+    @Test func aSilentNewConnectionIsClosedAtTheHeaderDeadline() {
+        var machine = Self.machine()
+        #expect(machine.timerFired(at: Self.at(9.9)) == [.armTimer(Self.at(10))])
+        #expect(machine.timerFired(at: Self.at(10)) == [.close], "nothing started: close without an answer")
+    }
+
+    @Test func theBodyIdleDeadlineRestartsWithEveryBodyByte() throws {
+        var machine = Self.machine()
+        let head = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n"
+        #expect(machine.receive(head, at: Self.at(1)) == [.armTimer(Self.at(8))], "body idle: 7 s from the head")
+        #expect(machine.receive("ab", at: Self.at(5)) == [])
+        #expect(machine.timerFired(at: Self.at(8)) == [.armTimer(Self.at(12))])
+        #expect(machine.timerFired(at: Self.at(12)).contains { action in
+            if case .send(let response, _) = action { return response.status == .requestTimeout }
+            return false
+        })
+    }
+
+    @Test func aBodyThatArrivesInTimeIsHandedOut() throws {
+        var machine = Self.machine()
+        _ = machine.receive("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab", at: Self.at(1))
+        let request = try #require(Self.handled(machine.receive("cd", at: Self.at(6))))
+        #expect(request.body == Array("abcd".utf8))
+    }
+
+    @Test func theSendIdleDeadlineMovesOnlyWithProgress() {
+        var machine = Self.machine()
+        _ = machine.receive(Self.get, at: Self.at(1))
+        _ = machine.responseReady(Self.ok, at: Self.at(2))
+        #expect(machine.writeBlocked(progressed: true, at: Self.at(4)) == [])  // the header deadline (10) is earlier
+        #expect(machine.timerFired(at: Self.at(10)) == [.armTimer(Self.at(34))])
+        #expect(machine.writeBlocked(progressed: false, at: Self.at(20)) == [], "no progress, same deadline")
+        #expect(machine.timerFired(at: Self.at(34)) == [.close])
+    }
+
+    // MARK: - Keep-alive, the cap and HTTP/1.0
+
+    @Test func pipelinedRequestsAreHandedOutOneAtATimeInOrder() throws {
+        var machine = Self.machine()
+        let first = machine.receive("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n", at: Self.at(1))
+        #expect(Self.handled(first)?.path == "/a")
+        _ = machine.responseReady(Self.ok, at: Self.at(2))
+        let next = machine.outputDrained(at: Self.at(3))
+        #expect(next == [.suspendReads, .handle(try #require(Self.handled(next)))], "reads stay suspended")
+        #expect(Self.handled(next)?.path == "/b")
+        _ = machine.responseReady(Self.ok, at: Self.at(4))
+        #expect(machine.outputDrained(at: Self.at(5)) == [.resumeReads])
+    }
+
+    @Test func theLastResponseUnderTheCapClosesAndLingers() throws {
+        var machine = Self.machine(maxRequests: 2)
+        _ = machine.receive(Self.get, at: Self.at(1))
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(1)))?.1 == Self.keptAlive)
+        _ = machine.outputDrained(at: Self.at(1))
+        _ = machine.receive(Self.get, at: Self.at(2))
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(2)))?.1 == Self.closing)
+        #expect(machine.outputDrained(at: Self.at(3)) == [.linger, .resumeReads, .armTimer(Self.at(8))])
+        #expect(machine.state == .lingering && !machine.wantsInput)
+        #expect(machine.receive(Self.get, at: Self.at(4)) == [], "input after the final response is dropped")
+        #expect(machine.timerFired(at: Self.at(7.9)) == [.armTimer(Self.at(8))])
+        #expect(machine.timerFired(at: Self.at(8)) == [.close], "the linger deadline")
+    }
+
+    @Test func lingeringEndsWhenThePeerCloses() {
+        var machine = Self.machine(maxRequests: 1)
+        _ = machine.receive(Self.get, at: Self.at(1))
+        _ = machine.responseReady(Self.ok, at: Self.at(1))
+        _ = machine.outputDrained(at: Self.at(1))
+        #expect(machine.peerClosed() == [.close])
+    }
+
+    @Test func http10ClosesUnlessItAsksForKeepAlive() throws {
+        var plain = Self.machine()
+        _ = plain.receive("GET / HTTP/1.0\r\n\r\n", at: Self.at(1))
+        #expect(Self.sent(plain.responseReady(Self.ok, at: Self.at(1)))?.1
+            == Machine.Framing(version: .http1_0, keepAlive: false, includesBody: true))
+        var kept = Self.machine()
+        _ = kept.receive("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", at: Self.at(1))
+        #expect(Self.sent(kept.responseReady(Self.ok, at: Self.at(1)))?.1
+            == Machine.Framing(version: .http1_0, keepAlive: true, includesBody: true))
+    }
+
+    @Test func connectionCloseFromTheClientIsHonoured() throws {
+        var machine = Self.machine()
+        _ = machine.receive("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", at: Self.at(1))
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(1)))?.1 == Self.closing)
+    }
+
+    @Test func headAndNotModifiedSendNoBody() throws {
+        var head = Self.machine()
+        _ = head.receive("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n", at: Self.at(1))
+        #expect(Self.sent(head.responseReady(Self.ok, at: Self.at(1)))?.1.includesBody == false)
+        var conditional = Self.machine()
+        _ = conditional.receive(Self.get, at: Self.at(1))
+        let notModified = HTTPResponse(status: .notModified, body: Array("the 200's body".utf8))
+        #expect(Self.sent(conditional.responseReady(notModified, at: Self.at(1)))?.1.includesBody == false)
+    }
+
+    // MARK: - Errors and interim responses
+
+    @Test func malformedInputGetsAFinalErrorAndNothingAfterItIsParsed() throws {
+        var machine = Self.machine()
+        let actions = machine.receive("GET / HTTP/1.1\r\nBad Header: 1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", at: Self.at(1))
+        let (response, framing) = try #require(Self.sent(actions))
+        #expect(response.status == .badRequest && framing == Self.closing)
+        #expect(!actions.contains { if case .handle = $0 { true } else { false } })
+        #expect(machine.state == .writing)
+        #expect(machine.responseReady(Self.ok, at: Self.at(2)) == [], "no request is in flight")
+        #expect(machine.outputDrained(at: Self.at(2)) == [.linger, .resumeReads, .armTimer(Self.at(7))])
+    }
+
+    @Test func expectContinueGetsOneInterimResponseThenTheRequest() throws {
+        var machine = Self.machine()
+        let head = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
+        let actions = machine.receive(head, at: Self.at(1))
+        #expect(actions == [.write(HTTPResponseSerializer.continueHead), .armTimer(Self.at(8))])
+        #expect(machine.outputDrained(at: Self.at(1)) == [], "the interim response leaves the state alone")
+        #expect(machine.wantsInput)
+        #expect(Self.handled(machine.receive("abc", at: Self.at(2)))?.body == Array("abc".utf8))
+    }
+
+    // MARK: - The peer and the server
+
+    @Test func aPeerThatClosesWhileReadingIsClosed() {
+        var machine = Self.machine()
+        _ = machine.receive("GET / HT", at: Self.at(1))
+        #expect(machine.peerClosed() == [.close])
+        #expect(machine.state == .closed)
+        #expect(machine.timerFired(at: Self.at(100)) == [])
+    }
+
+    @Test func aHalfClosedPeerStillGetsItsAnswerAndNothingMore() throws {
+        var machine = Self.machine()
+        _ = machine.receive(Self.get, at: Self.at(1))
+        #expect(machine.peerClosed() == [])
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(2)))?.1 == Self.closing)
+    }
+
+    @Test func drainingClosesAnIdleConnectionAtOnce() {
+        var machine = Self.machine()
+        #expect(machine.drain() == [.close])
+    }
+
+    @Test func drainingLetsARequestInFlightFinishThenCloses() throws {
+        var machine = Self.machine()
+        _ = machine.receive(Self.get, at: Self.at(1))
+        #expect(machine.drain() == [])
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(2)))?.1 == Self.closing)
+        #expect(machine.outputDrained(at: Self.at(3)) == [.linger, .resumeReads, .armTimer(Self.at(8))])
+    }
+
+    @Test func drainingWaitsForAHalfReadRequest() throws {
+        var machine = Self.machine()
+        _ = machine.receive("GET / HTTP/1.1\r\n", at: Self.at(1))
+        #expect(machine.drain() == [])
+        _ = machine.receive("Host: x\r\n\r\n", at: Self.at(2))
+        #expect(Self.sent(machine.responseReady(Self.ok, at: Self.at(2)))?.1 == Self.closing)
+    }
+
+    @Test func onlyAnEarlierDeadlineArmsTheTimerAgain() {
+        var machine = Self.machine()
+        for second in 1...5 {
+            // A request each second, answered at once: the armed header deadline (10 s) stays the earliest.
+            let handed = machine.receive(Self.get, at: Self.at(Double(second)))
+            #expect(handed.allSatisfy { if case .armTimer = $0 { false } else { true } })
+            _ = machine.responseReady(Self.ok, at: Self.at(Double(second)))
+            #expect(machine.outputDrained(at: Self.at(Double(second))) == [.resumeReads])
+        }
+        #expect(machine.requestsServed == 5)
+    }
+}
+
+extension HTTP1ConnectionMachine {
+    /// `received` with the bytes of `text`.
+    mutating func receive(_ text: String, at now: Instant) -> [Action] {
+        Array(text.utf8).withUnsafeBytes { received($0, at: now) }
+    }
+}
