@@ -1,31 +1,83 @@
-/// Bytes waiting to be written, as a queue of chunks. Chunks are shared arrays, so a cached
-/// response body costs no copy per connection.
+/// Bytes waiting to be written, as a queue of chunks. Chunks are slices of shared arrays, so a cached response
+/// body costs no copy per connection or per HTTP/2 stream.
 struct OutputBuffer {
-    private var chunks: [[UInt8]] = []
-    private var offset = 0
+    /// Up to this many bytes of small chunks are gathered into one write: one system call, and over TLS one
+    /// record (16 KiB is TLS's largest), instead of one per chunk.
+    static let gatherBytes = 16 * 1024
 
-    var isEmpty: Bool { chunks.isEmpty }
+    private var chunks: [ArraySlice<UInt8>] = []
+    /// Chunks before this index are written; they are dropped in batches, not one by one.
+    private var head = 0
+    /// Bytes queued and not yet written.
+    private(set) var byteCount = 0
+    private var scratch: [UInt8] = []
+
+    var isEmpty: Bool { byteCount == 0 }
 
     mutating func append(_ chunk: [UInt8]) {
-        if !chunk.isEmpty { chunks.append(chunk) }
+        append(chunk[...])
     }
 
-    /// Calls `write` with the unwritten part of the first chunk; it returns how many bytes went out.
-    mutating func writeFirst(_ write: (UnsafeRawBufferPointer) -> IOResult) -> IOResult {
-        guard let first = chunks.first else { return .done(0) }
-        let result = first.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-        if case .done(let count) = result {
-            offset += count
-            if offset == first.count {
-                chunks.removeFirst()
-                offset = 0
-            }
+    mutating func append(_ chunk: ArraySlice<UInt8>) {
+        guard !chunk.isEmpty else { return }
+        chunks.append(chunk)
+        byteCount += chunk.count
+    }
+
+    /// Makes one `write` call with the first chunk, or with several small chunks gathered into one buffer, and
+    /// drops what it reports written.
+    mutating func writeSome(_ write: (UnsafeRawBufferPointer) -> IOResult) -> IOResult {
+        guard head < chunks.count else { return .done(0) }
+        let first = chunks[head]
+        let result: IOResult
+        if first.count >= Self.gatherBytes || head + 1 == chunks.count {
+            result = first.withUnsafeBytes { write($0) }
+        } else {
+            gather()
+            result = scratch.withUnsafeBytes { write($0) }
         }
+        if case .done(let count) = result { consume(count) }
         return result
     }
 
     mutating func removeAll() {
         chunks.removeAll()
-        offset = 0
+        head = 0
+        byteCount = 0
+    }
+
+    /// Copies chunks from `head` into `scratch`, up to `gatherBytes` (the last one cut if it does not fit).
+    private mutating func gather() {
+        scratch.removeAll(keepingCapacity: true)
+        var index = head
+        while index < chunks.count, scratch.count < Self.gatherBytes {
+            let chunk = chunks[index]
+            let room = Self.gatherBytes - scratch.count
+            scratch.append(contentsOf: chunk.prefix(room))
+            index += 1
+        }
+    }
+
+    /// Drops `count` written bytes from the front.
+    private mutating func consume(_ count: Int) {
+        byteCount -= count
+        var left = count
+        while left > 0 {
+            let chunk = chunks[head]
+            if left >= chunk.count {
+                left -= chunk.count
+                head += 1
+            } else {
+                chunks[head] = chunk.dropFirst(left)
+                left = 0
+            }
+        }
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= chunks.count {
+            chunks.removeSubrange(..<head)
+            head = 0
+        }
     }
 }
