@@ -1,4 +1,4 @@
-/// A complete, framed HTTP/1.x request.
+/// A complete, framed request (HTTP/1.x, or one HTTP/2 stream).
 public struct HTTPRequest: Sendable, Equatable {
     public var method: HTTPMethod
     /// The request target exactly as sent (origin-form or absolute-form).
@@ -33,6 +33,7 @@ public struct HTTPRequest: Sendable, Equatable {
         switch version {
         case .http1_1: return !tokens.contains("close")
         case .http1_0: return tokens.contains("keep-alive") && !tokens.contains("close")
+        case .http2: return true  // streams end, the connection does not
         }
     }
 }

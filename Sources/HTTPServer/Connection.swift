@@ -12,6 +12,7 @@ struct ConnectionEnvironment: Sendable {
     /// Where blocking plans run, so a blocking handler never stalls an I/O queue.
     let handlers: HandlerPool
     let dates: DateCache
+    let statistics: ServerStatistics
     /// Starts every request id this server makes (see `RequestID`).
     let requestIDPrefix: String
     /// Called once, on the connection's queue, after its socket is closed.
@@ -34,6 +35,8 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
 
     /// The protocol, from the end of the handshake.
     private var driver: (any ProtocolDriver)?
+    /// On plain HTTP with HTTP/2 on, the first bytes, until they show whether they begin the HTTP/2 preface.
+    private var sniffed: [UInt8]?
     private var closed = false
     private var output = OutputBuffer()
 
@@ -80,7 +83,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     /// Asks the connection to finish what it is doing and close. Call on `queue`.
     func beginDrain() {
         guard !closed else { return }
-        if let driver { driver.drain(at: .now) } else { close() }
+        if let driver { driver.drain(at: .now) } else { close() }  // handshaking, or not yet speaking
     }
 
     // MARK: - ConnectionIO
@@ -160,6 +163,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
 
     private func socketReadable() {
         guard !closed else { return }
+        if sniffed != nil { return readAvailable() }
         guard let driver else { return continueHandshake() }
         if driver.wantsInput {
             readAvailable()
@@ -172,6 +176,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
 
     private func socketWritable() {
         guard !closed else { return }
+        if sniffed != nil { return suspendWrites() }
         guard let driver else { return continueHandshake() }
         if output.isEmpty && driver.wantsInput {
             // A TLS read wanted the socket writable; retry it.
@@ -197,11 +202,13 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     private func continueHandshake() {
         switch transport.handshake() {
         case .done:
-            let driver = HTTP1Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
-                at: .now)
-            self.driver = driver
-            driver.start()
+            if transport.negotiatedHTTP2 {
+                startDriver(http2: true)
+            } else if environment.configuration.tls == nil && environment.configuration.http2.enabled {
+                sniffed = []
+            } else {
+                startDriver(http2: false)
+            }
             readAvailable()
         case .wantRead:
             suspendWrites()
@@ -212,6 +219,33 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         }
     }
 
+    private func startDriver(http2: Bool) {
+        let driver: any ProtocolDriver =
+            http2
+            ? HTTP2Driver(
+                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
+                at: .now)
+            : HTTP1Driver(
+                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
+                at: .now)
+        self.driver = driver
+        driver.start()
+    }
+
+    /// Adds the first bytes of a plain connection to `sniffed` until they tell HTTP/2 with prior knowledge
+    /// (the client preface, RFC 9113 §3.3) from HTTP/1.1, then starts that driver with them.
+    private func sniff(_ bytes: UnsafeRawBufferPointer) {
+        sniffed?.append(contentsOf: bytes)
+        guard let seen = sniffed else { return }
+        let preface = HTTP2ConnectionMachine.preface
+        let compared = min(seen.count, preface.count)
+        let matches = seen.prefix(compared).elementsEqual(preface.prefix(compared))
+        guard !matches || compared == preface.count else { return }  // a prefix of the preface: read on
+        sniffed = nil
+        startDriver(http2: matches)
+        seen.withUnsafeBytes { driver?.received($0, at: .now) }
+    }
+
     // MARK: - Reading
 
     private static let readChunkBytes = 16 * 1024
@@ -219,17 +253,18 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     /// Reads while the driver wants input and the transport has some.
     private func readAvailable() {
         withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
-            while !closed, let driver, driver.wantsInput {
+            while !closed, driver?.wantsInput ?? (sniffed != nil) {
                 switch transport.read(into: buffer) {
                 case .done(let count):
-                    driver.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: .now)
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                    if let driver { driver.received(bytes, at: .now) } else { sniff(bytes) }
                 case .wantRead:
                     return
                 case .wantWrite:
                     resumeWrites()
                     return
                 case .closed:
-                    driver.peerClosed(at: .now)
+                    if let driver { driver.peerClosed(at: .now) } else { close() }
                     return
                 case .failed:
                     close()

@@ -125,7 +125,7 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         environment.handler.observe(HTTPExchange(
             request: answered?.request, response: response, bodyBytes: framing.includesBody ? response.body.count : 0,
             seconds: answered.map { now.seconds(since: $0.startedAt) } ?? 0, remoteAddress: remoteAddress,
-            requestID: requestID))
+            requestID: requestID, version: answered?.request.version ?? .http1_1))
         var response = response
         response.headers.add(RequestID.headerName, requestID)
         let head = HTTPResponseSerializer.head(

@@ -14,11 +14,13 @@ public struct HTTPExchange: Sendable {
     public var remoteAddress: String
     /// The `X-Request-Id` echoed in the response: the client's when acceptable, else one the server made.
     public var requestID: String
+    /// The protocol that carried the exchange (for an unreadable HTTP/1 request, HTTP/1.1).
+    public var version: HTTPVersion
 
     /// An exchange with every field given.
     public init(
         request: HTTPRequest?, response: HTTPResponse, bodyBytes: Int, seconds: Double, remoteAddress: String,
-        requestID: String
+        requestID: String, version: HTTPVersion = .http1_1
     ) {
         self.request = request
         self.response = response
@@ -26,5 +28,6 @@ public struct HTTPExchange: Sendable {
         self.seconds = seconds
         self.remoteAddress = remoteAddress
         self.requestID = requestID
+        self.version = version
     }
 }

@@ -43,7 +43,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.handler = handler
         self.logger = logger
         self.statistics = statistics
-        self.tls = try configuration.tls.map { try TLSContext($0) }
+        self.tls = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
         self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
@@ -92,7 +92,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         }
         let environment = ConnectionEnvironment(
             configuration: configuration, handler: handler, handlers: handlers, dates: dates,
-            requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
+            statistics: statistics, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
             return state.lastID

@@ -23,6 +23,34 @@ public struct ServerConfiguration: Sendable {
     public var listenBacklog: Int32 = 1024
     /// Sets SO_REUSEPORT, so several processes (each with this set) can listen on the same port.
     public var reusePort = false
+    /// HTTP/2's own limits; the request limits above apply to each HTTP/2 stream too.
+    public var http2 = HTTP2Configuration()
+
+    public init() {}
+}
+
+/// HTTP/2 (RFC 9113): whether it is offered, and the limits that keep one connection from costing the server
+/// more than its share. Each is a named defence against a known attack on HTTP/2 servers.
+public struct HTTP2Configuration: Sendable {
+    /// Offer `h2` in ALPN (preferred over `http/1.1`), and accept it with prior knowledge on plain HTTP.
+    public var enabled = true
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once.
+    public var maxConcurrentStreams: UInt32 = 100
+    /// Client RST_STREAM frames allowed at once, refilled at `resetsPerSecond`; past that, GOAWAY. Opening and
+    /// resetting streams as fast as possible starts handler work without limit ("rapid reset", CVE-2023-44487).
+    public var resetBurst: UInt64 = 100
+    public var resetsPerSecond: UInt64 = 10
+    /// CONTINUATION frames allowed after one HEADERS frame; past that, GOAWAY. Endless CONTINUATION frames
+    /// make a server buffer or decode without end (CVE-2024-28182).
+    public var maxContinuations = 8
+    /// Entries allowed in one SETTINGS frame; past that, GOAWAY.
+    public var maxSettingsEntries = 32
+    /// PING and SETTINGS acknowledgements queued for a client that does not read them; past that, the
+    /// connection closes (a PING or SETTINGS flood).
+    public var maxQueuedAcks = 100
+    /// Output queued for one connection before no more frames are made, so a slow reader holds at most this
+    /// much of copied frames (response bodies are shared, never copied per stream).
+    public var maxQueuedOutputBytes = 256 * 1024
 
     public init() {}
 }

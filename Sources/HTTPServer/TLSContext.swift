@@ -4,7 +4,7 @@ import COpenSSL
 import Glibc
 #endif
 
-/// The server's OpenSSL context: TLS 1.2–1.3, Mozilla "intermediate" ciphers, ALPN http/1.1.
+/// The server's OpenSSL context: TLS 1.2–1.3, Mozilla "intermediate" ciphers, ALPN `h2` (preferred) and `http/1.1`.
 public final class TLSContext: @unchecked Sendable {  // immutable after init; SSL_CTX is thread-safe for SSL_new
     let context: OpaquePointer
 
@@ -16,7 +16,7 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
     ].joined(separator: ":")
 
     /// Loads and checks the certificate chain and key; the error names the file at fault.
-    public init(_ configuration: TLSConfiguration) throws(TLSError) {
+    public init(_ configuration: TLSConfiguration, offeringHTTP2: Bool = true) throws(TLSError) {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("cannot create TLS context") }
         self.context = context
@@ -34,14 +34,14 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
                 "private key \(configuration.privateKeyPath) does not match certificate \(configuration.certificatePath)")
         }
         try Self.requireCurrent(SSL_CTX_get0_certificate(context), path: configuration.certificatePath)
-        try configureProtocol()
+        try configureProtocol(offeringHTTP2: offeringHTTP2)
     }
 
     deinit {
         SSL_CTX_free(context)
     }
 
-    private func configureProtocol() throws(TLSError) {
+    private func configureProtocol(offeringHTTP2: Bool) throws(TLSError) {
         guard COpenSSL_SSL_CTX_set_min_proto_version(context, COpenSSL_TLS1_2_VERSION()) == 1,
             COpenSSL_SSL_CTX_set_max_proto_version(context, COpenSSL_TLS1_3_VERSION()) == 1,
             SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1,
@@ -51,7 +51,11 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
         // Partial writes let a large response go out as the socket drains; the buffer may move between retries.
         _ = COpenSSL_SSL_CTX_set_mode(
             context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
-        SSL_CTX_set_alpn_select_cb(context, selectHTTP11, nil)
+        if offeringHTTP2 {
+            SSL_CTX_set_alpn_select_cb(context, selectH2OrHTTP11, nil)
+        } else {
+            SSL_CTX_set_alpn_select_cb(context, selectHTTP11, nil)
+        }
     }
 
     private static func requireReadable(_ path: String, what: String) throws(TLSError) {
@@ -84,26 +88,50 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
     }
 }
 
-/// ALPN (RFC 7301): pick http/1.1; a client offering only other protocols gets no_application_protocol.
+/// ALPN (RFC 7301): `h2` when the client offers it, else `http/1.1`; a client offering neither gets
+/// no_application_protocol.
+private func selectH2OrHTTP11(
+    _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+    _ outLength: UnsafeMutablePointer<UInt8>?, _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32,
+    _ argument: UnsafeMutableRawPointer?
+) -> Int32 {
+    select([ALPN.h2, ALPN.http11], out, outLength, offered, offeredLength)
+}
+
+/// ALPN with HTTP/2 turned off: `http/1.1` only.
 private func selectHTTP11(
     _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
     _ outLength: UnsafeMutablePointer<UInt8>?, _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32,
     _ argument: UnsafeMutableRawPointer?
 ) -> Int32 {
+    select([ALPN.http11], out, outLength, offered, offeredLength)
+}
+
+/// Points `out` at the first of `preferred` (in our order of preference) that the client's list offers.
+private func select(
+    _ preferred: [[UInt8]], _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+    _ outLength: UnsafeMutablePointer<UInt8>?, _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32
+) -> Int32 {
     guard let offered, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
-    var index = 0
-    while index < Int(offeredLength) {
-        let length = Int(offered[index])
-        let start = index + 1
-        guard start + length <= Int(offeredLength) else { break }
-        if length == 8, (0..<8).allSatisfy({ offered[start + $0] == http11[$0] }) {
-            out.pointee = offered + start
-            outLength.pointee = 8
-            return SSL_TLSEXT_ERR_OK
+    for name in preferred {
+        var index = 0
+        while index < Int(offeredLength) {
+            let length = Int(offered[index])
+            let start = index + 1
+            guard start + length <= Int(offeredLength) else { break }
+            if length == name.count, (0..<length).allSatisfy({ offered[start + $0] == name[$0] }) {
+                out.pointee = offered + start
+                outLength.pointee = UInt8(length)
+                return SSL_TLSEXT_ERR_OK
+            }
+            index = start + length
         }
-        index = start + length
     }
     return SSL_TLSEXT_ERR_ALERT_FATAL
 }
 
-private let http11: [UInt8] = Array("http/1.1".utf8)
+/// ALPN protocol names (RFC 7301 §6, RFC 9113 §3.1).
+enum ALPN {
+    static let h2 = Array("h2".utf8)
+    static let http11 = Array("http/1.1".utf8)
+}

@@ -21,6 +21,14 @@ final class TLSTransport: Transport {
 
     var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
 
+    var negotiatedHTTP2: Bool {
+        var name: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &name, &length)
+        guard let name, Int(length) == ALPN.h2.count else { return false }
+        return (0..<Int(length)).allSatisfy { name[$0] == ALPN.h2[$0] }
+    }
+
     func handshake() -> IOResult {
         // The error queue is per thread and Dispatch shares threads between connections: clear it first.
         ERR_clear_error()

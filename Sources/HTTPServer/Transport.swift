@@ -24,6 +24,8 @@ protocol Transport: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) -> IOResult
     /// True when input is buffered inside the transport, where the socket's read source cannot see it.
     var hasBufferedInput: Bool { get }
+    /// Whether the handshake chose HTTP/2 (ALPN `h2`). Plain TCP has no negotiation.
+    var negotiatedHTTP2: Bool { get }
     /// Ends the session politely (TLS close_notify), without waiting for the peer.
     func shutdown()
 }
@@ -37,6 +39,7 @@ final class PlainTransport: Transport {
     }
 
     var hasBufferedInput: Bool { false }
+    var negotiatedHTTP2: Bool { false }
 
     func handshake() -> IOResult { .done(0) }
 

@@ -43,6 +43,32 @@ import Testing
         let harness = try ServerHarness(tls: configuration)
         defer { harness.stop() }
         #expect(throws: TestClient.Failure.self) {
+            try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["spdy/3.1", "h2c"])
+        }
+    }
+
+    @Test func prefersH2WhateverTheClientsOrder() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["http/1.1", "h2"])
+        #expect(client.alpn == "h2")
+    }
+
+    @Test func answersHTTP11ToAClientOfferingOnlyIt() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["http/1.1"])
+        #expect(client.alpn == "http/1.1")
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.readResponse()?.status == 200)
+    }
+
+    @Test func withHTTP2OffOnlyHTTP11IsOffered() throws {
+        let harness = try ServerHarness(tls: configuration) { $0.http2.enabled = false }
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["h2", "http/1.1"])
+        #expect(client.alpn == "http/1.1")
+        #expect(throws: TestClient.Failure.self) {
             try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION(), alpn: ["h2"])
         }
     }

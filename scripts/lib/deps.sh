@@ -34,6 +34,7 @@ _deps_missing() {
     [[ -f /usr/include/postgresql/libpq-fe.h ]] || echo libpq-dev
     [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
     [[ -f /usr/include/zlib.h ]] || echo zlib1g-dev
+    [[ -f /usr/include/nghttp2/nghttp2.h ]] || echo libnghttp2-dev
     command -v pkg-config >/dev/null 2>&1 || echo pkg-config
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
     command -v openssl >/dev/null 2>&1 || echo openssl

@@ -1,0 +1,247 @@
+import CNGHTTP2
+import HTTPCore
+
+/// HTTP/2 on one connection once its transport is ready: the nghttp2 session (frames, HPACK, flow control,
+/// stream states) plus what is ours: which requests go to the handler, error answers, the stream cap, draining
+/// with GOAWAY, and every deadline. Like `HTTP1ConnectionMachine` it does no I/O and reads no clock: events come
+/// in with an instant, actions go out, and the bytes to write are pulled with `produce`.
+final class HTTP2ConnectionMachine {
+    enum Action: Equatable {
+        /// Give this request, received on `stream`, to the handler; answer with `responseReady`.
+        case handle(HTTPRequest, stream: Int32)
+        /// Answer `stream` with this error (its request broke a limit or came too slowly); it was never handed
+        /// out, so the caller reports it as a request it could not read, then calls `respond`.
+        case reject(HTTPResponse, stream: Int32)
+        /// A GOAWAY with this error code went out (for metrics).
+        case countGoaway(UInt32)
+        case armTimer(Instant)
+        case close
+    }
+
+    enum Phase: Equatable {
+        /// Waiting for the client's connection preface.
+        case awaitingPreface
+        case open
+        /// GOAWAY sent: streams already started finish, then the connection closes.
+        case draining
+        /// GOAWAY sent for good: close once the output is written.
+        case closing
+        case closed
+    }
+
+    /// The client connection preface begins with these 24 bytes (RFC 9113 §3.4), then a SETTINGS frame.
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    private(set) var phase = Phase.awaitingPreface
+    private let session: HTTP2Session
+    private let timeouts: ConnectionTimeouts
+    private let maxStreams: Int
+    /// Streams open now (from their first HEADERS until nghttp2 closes them).
+    private var openStreams: Set<Int32> = []
+    /// The method of each request with the handler: whether its response carries a body depends on it.
+    private var handling: [Int32: HTTPMethod] = [:]
+    /// Streams whose request is still arriving, with when it last made progress.
+    private var arriving: [Int32: Instant] = [:]
+    private var streamsStarted = 0
+    private let startedAt: Instant
+    private var prefaceBytesSeen = 0
+    /// When the connection last had no open stream (for the idle deadline).
+    private var idleSince: Instant?
+    /// When a write last made progress while output was waiting; nil while nothing waits.
+    private var blockedSince: Instant?
+    private var armedDeadline = Instant.distantFuture
+
+    /// A machine for a connection whose transport became ready at `now`.
+    init(
+        limits: HTTPLimits, timeouts: ConnectionTimeouts, configuration: HTTP2Configuration, maxStreams: Int,
+        at now: Instant
+    ) {
+        session = HTTP2Session(limits: limits, configuration: configuration)
+        self.timeouts = timeouts
+        self.maxStreams = maxStreams
+        startedAt = now
+        idleSince = now
+    }
+
+    /// Whether the connection wants input now.
+    var wantsInput: Bool {
+        (phase == .awaitingPreface || phase == .open || phase == .draining) && session.wantsRead
+    }
+
+    /// Streams open now.
+    var openStreamCount: Int { openStreams.count }
+
+    /// The first actions: the preface deadline. (Our SETTINGS frame is queued already; `produce` yields it.)
+    func start() -> [Action] {
+        updatedDeadline()
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> [Action] {
+        guard wantsInput else { return [] }
+        if phase == .awaitingPreface { prefaceBytesSeen += bytes.count }
+        do {
+            try session.receive(bytes)
+        } catch {
+            // Only fatal errors come here (a bad preface, a flood, no memory): close at once. For protocol errors
+            // nghttp2 queues a GOAWAY itself and stops reading; the connection closes once it is sent.
+            phase = .closed
+            return [.close]
+        }
+        if phase == .awaitingPreface, prefaceBytesSeen >= Self.preface.count { phase = .open }
+        return actions(for: session.takeEvents(), at: now) + updatedDeadline()
+    }
+
+    /// The response to the request handed out on `stream` (ignored if the client reset the stream meanwhile).
+    func responseReady(_ response: HTTPResponse, on stream: Int32, date: String) {
+        guard let method = handling.removeValue(forKey: stream) else { return }
+        session.respond(
+            on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
+            body: response.body, includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
+    }
+
+    /// The answer to a `.reject`ed stream. The client may still be sending a body: once the response is out,
+    /// the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
+    func respond(toRejected response: HTTPResponse, on stream: Int32, date: String) {
+        session.respond(
+            on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
+            body: response.body, includeBody: true, resetAfter: true)
+    }
+
+    /// Frames ready to write, at most about `room` bytes of them; empty when there is nothing (more) to send.
+    func produce(room: Int, at now: Instant) -> (chunks: [ArraySlice<UInt8>], actions: [Action]) {
+        guard phase != .closed, room > 0 else { return ([], []) }
+        let chunks: [ArraySlice<UInt8>]
+        do {
+            chunks = try session.send(limit: room)
+        } catch {
+            phase = .closed
+            return ([], [.close])
+        }
+        return (chunks, actions(for: session.takeEvents(), at: now))
+    }
+
+    /// Everything produced so far is written; `more` is what `produce` had left to give.
+    func outputDrained(more: Bool, at now: Instant) -> [Action] {
+        blockedSince = nil
+        guard !more else { return [] }
+        if phase == .closing || (phase == .draining && openStreams.isEmpty) || !session.isActive {
+            phase = .closed
+            return [.close]
+        }
+        return updatedDeadline()
+    }
+
+    func writeBlocked(progressed: Bool, at now: Instant) -> [Action] {
+        if progressed || blockedSince == nil { blockedSince = now }
+        return updatedDeadline()
+    }
+
+    func peerClosed() -> [Action] {
+        guard phase != .closed else { return [] }
+        phase = .closed
+        return [.close]
+    }
+
+    func timerFired(at now: Instant) -> [Action] {
+        armedDeadline = .distantFuture
+        guard phase != .closed else { return [] }
+        if let blockedSince, now >= blockedSince + timeouts.sendIdleSeconds {
+            phase = .closed
+            return [.close]
+        }
+        if phase == .awaitingPreface {
+            guard now < startedAt + timeouts.headerSeconds else {
+                phase = .closed
+                return [.close]
+            }
+            return updatedDeadline()
+        }
+        var actions: [Action] = []
+        for (stream, since) in arriving where now >= since + timeouts.bodyIdleSeconds {
+            arriving[stream] = nil
+            actions.append(.reject(.error(.requestTimeout, "request timed out"), stream: stream))
+        }
+        if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
+            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            phase = .closing
+        }
+        return actions + updatedDeadline()
+    }
+
+    /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
+    /// closes (RFC 9113 §6.8).
+    func drain() -> [Action] {
+        switch phase {
+        case .awaitingPreface:
+            phase = .closed
+            return [.close]
+        case .open:
+            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            phase = openStreams.isEmpty ? .closing : .draining
+            return []
+        case .draining, .closing, .closed:
+            return []
+        }
+    }
+
+    // MARK: - Session events
+
+    private func actions(for events: [HTTP2Session.Event], at now: Instant) -> [Action] {
+        var actions: [Action] = []
+        for event in events {
+            switch event {
+            case .streamOpened(let stream):
+                openStreams.insert(stream)
+                arriving[stream] = now
+                idleSince = nil
+                streamsStarted += 1
+                if streamsStarted == maxStreams, phase == .open {
+                    // The cap, like HTTP/1.1's requests per connection: this one is served, then the client
+                    // moves to a new connection.
+                    session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+                    phase = .draining
+                }
+            case .bodyProgress(let stream):
+                if arriving[stream] != nil { arriving[stream] = now }
+            case .request(let stream, let request):
+                arriving[stream] = nil
+                handling[stream] = request.method
+                actions.append(.handle(request, stream: stream))
+            case .rejected(let stream, let error):
+                arriving[stream] = nil
+                actions.append(.reject(error.response, stream: stream))
+            case .streamClosed(let stream):
+                openStreams.remove(stream)
+                arriving[stream] = nil
+                handling[stream] = nil
+                if openStreams.isEmpty { idleSince = now }
+            case .goawaySent(let code):
+                actions.append(.countGoaway(code))
+            }
+        }
+        return actions
+    }
+
+    /// The earliest deadline now: the preface, a stalled request body, the idle connection, or the send idle.
+    private var deadline: Instant {
+        var next = Instant.distantFuture
+        if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
+        switch phase {
+        case .awaitingPreface:
+            next = min(next, startedAt + timeouts.headerSeconds)
+        case .open, .draining:
+            if let oldest = arriving.values.min() { next = min(next, oldest + timeouts.bodyIdleSeconds) }
+            if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
+        case .closing, .closed:
+            break
+        }
+        return next
+    }
+
+    private func updatedDeadline() -> [Action] {
+        let next = deadline
+        guard next < armedDeadline else { return [] }
+        armedDeadline = next
+        return [.armTimer(next)]
+    }
+}
