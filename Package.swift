@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "Locking", "Logging", "Syscalls"]),
+            dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "CNGHTTP2", "Locking", "Logging", "Syscalls"]),
         .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattModel", "JSON"]),
         .testTarget(
             name: "ChatterdKitTests",
