@@ -18,6 +18,7 @@ final class RequestMetrics: Sendable {
         var count = 0
         var sum = 0.0
         var postsCommitted = 0
+        var byProtocol: [String: Int] = [:]
     }
     private let state = Locked(State())
 
@@ -34,6 +35,7 @@ final class RequestMetrics: Sendable {
             state.count += 1
             state.sum += exchange.seconds
             if committed { state.postsCommitted += 1 }
+            state.byProtocol[exchange.version.name, default: 0] += 1
         }
     }
 
@@ -64,6 +66,10 @@ final class RequestMetrics: Sendable {
         page.sample(histogram + "_count", snapshot.count)
         page.single("chatterd_posts_committed_total", "counter", help: "Chatts stored (posts answered 200).",
                     snapshot.postsCommitted)
+        page.family("chatterd_requests_by_protocol_total", "counter", help: "Requests answered, by HTTP version.")
+        for (version, count) in snapshot.byProtocol.sorted(by: { $0.key < $1.key }) {
+            page.sample("chatterd_requests_by_protocol_total", count, labels: ["protocol": version])
+        }
         gauges.render(into: &page)
         return page.text
     }
@@ -72,6 +78,8 @@ final class RequestMetrics: Sendable {
 /// Values `/metrics` reads from their owners at scrape time.
 struct MetricsGauges {
     var openConnections: Int
+    /// HTTP/2 connections and streams open now, and GOAWAYs sent by reason.
+    var http2 = HTTP2Gauges()
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -79,6 +87,13 @@ struct MetricsGauges {
 
     fileprivate func render(into page: inout PrometheusText) {
         page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
+        page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
+                    http2.openConnections)
+        page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)
+        page.family("chatterd_http2_goaways_sent_total", "counter", help: "HTTP/2 GOAWAY frames sent, by error code.")
+        for (reason, count) in http2.goawaysSent.sorted(by: { $0.key < $1.key }) {
+            page.sample("chatterd_http2_goaways_sent_total", count, labels: ["reason": reason])
+        }
         page.single("chatterd_db_pool_connections", "gauge", help: "Database pool size.", pool.size)
         page.single("chatterd_db_pool_in_use", "gauge", help: "Database connections lent out now.", pool.inUse)
         page.single("chatterd_db_pool_waiting", "gauge", help: "Callers waiting for a database connection.",
@@ -91,5 +106,20 @@ struct MetricsGauges {
             page.single("chatterd_feed_cache_misses_total", "counter",
                         help: "Feed reads that had to query the database.", cache.misses)
         }
+    }
+}
+
+/// The HTTP/2 figures of `ServerStatistics`, read at scrape time.
+struct HTTP2Gauges {
+    var openConnections = 0
+    var openStreams = 0
+    var goawaysSent: [String: Int] = [:]
+
+    init() {}
+
+    init(_ statistics: ServerStatistics) {
+        openConnections = statistics.openHTTP2Connections
+        openStreams = statistics.openHTTP2Streams
+        goawaysSent = statistics.goawaysSent
     }
 }

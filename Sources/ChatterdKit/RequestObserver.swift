@@ -20,6 +20,7 @@ struct RequestObserver: Sendable {
             line.integer("status", status)
             line.integer("bytes", exchange.bodyBytes)
             line.thousandths("duration_ms", exchange.seconds * 1000)
+            line.string("proto", exchange.version.name)
             logger.emit(&line)
         }
         if status >= 500, var line = logger.line(.error, "request_failed") {

@@ -29,6 +29,8 @@ import Testing
             "chatterd_posts_committed_total": "counter", "chatterd_open_connections": "gauge",
             "chatterd_db_pool_connections": "gauge", "chatterd_db_pool_in_use": "gauge",
             "chatterd_db_pool_waiting": "gauge", "chatterd_log_lines_dropped_total": "counter",
+            "chatterd_requests_by_protocol_total": "counter", "chatterd_http2_connections_open": "gauge",
+            "chatterd_http2_streams_open": "gauge", "chatterd_http2_goaways_sent_total": "counter",
         ]
         #expect(page.families.mapValues { $0.type ?? "?" } == expected)
         #expect(page.families.values.allSatisfy { $0.help?.isEmpty == false })
@@ -91,6 +93,27 @@ import Testing
         #expect(page.value("chatterd_requests_total", ["route": "other", "status": "404"]) == 4)
         #expect(page.value("chatterd_requests_total", ["route": "invalid", "status": "400"]) == 1)
         #expect(page.families["chatterd_requests_total"]?.samples.count == 2)
+    }
+
+    @Test func requestsAreCountedByProtocolAndHTTP2FiguresAreShown() throws {
+        let metrics = RequestMetrics()
+        metrics.record(exchange(.GET, "/getmaps", .ok))
+        var overHTTP2 = exchange(.GET, "/getmaps", .ok)
+        overHTTP2.version = .http2
+        metrics.record(overHTTP2)
+        metrics.record(overHTTP2)
+        var gauges = idle
+        gauges.http2.openConnections = 2
+        gauges.http2.openStreams = 7
+        gauges.http2.goawaysSent = ["NO_ERROR": 3, "ENHANCE_YOUR_CALM": 1]
+        let page = try Exposition(metrics.render(gauges))
+        #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/1.1"]) == 1)
+        #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/2"]) == 2)
+        #expect(page.value("chatterd_requests_total", ["route": "/getmaps", "status": "200"]) == 3, "one series for both")
+        #expect(page.value("chatterd_http2_connections_open") == 2)
+        #expect(page.value("chatterd_http2_streams_open") == 7)
+        #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "NO_ERROR"]) == 3)
+        #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "ENHANCE_YOUR_CALM"]) == 1)
     }
 
     @Test func cacheSeriesAppearOnlyWithACache() throws {

@@ -62,7 +62,7 @@ final class ServedChatterd {
         let line = try #require(lines(through: "request_id=trace-42.a:b_c").last)
         let pattern = try Regex(
             #"time=\S+Z level=info event=request request_id=trace-42.a:b_c method=GET path=/healthz "#
-                + #"remote=127\.0\.0\.1:\d+ status=200 bytes=15 duration_ms=\d+\.\d{3}"#)
+                + #"remote=127\.0\.0\.1:\d+ status=200 bytes=15 duration_ms=\d+\.\d{3} proto=HTTP/1\.1"#)
         #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
     }
 

@@ -11,7 +11,7 @@ from processes import wait_until
 LOGFMT_FIELD = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|[^\s"]*)(?: |$)')
 RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 ACCESS_FIELDS = ("time", "level", "event", "request_id", "method", "path", "remote", "status", "bytes",
-                 "duration_ms")
+                 "duration_ms", "proto")
 
 
 def parse_logfmt(line: str) -> dict[str, str]:
