@@ -25,7 +25,8 @@ extension Chatterd {
         let statistics = ServerStatistics()
         let router = ChattRouter(repository: repository, metrics: {
             metrics.render(MetricsGauges(
-                openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics), pool: poolStats(),
+                openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics),
+                certificateNotAfter: statistics.certificateNotAfter, pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
         }, feedCache: feedCache)
         let observer = RequestObserver(metrics: metrics, logger: logger)

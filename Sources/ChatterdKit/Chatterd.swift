@@ -82,7 +82,9 @@ public enum Chatterd {
             "reuse_port": .boolean(options.server.reusePort),
             "database": "\(ConninfoRedaction.redacted(options.databaseURL ?? ""))",
         ])
-        let signals = SignalWatcher(logger: logger) {
+        let certificates = CertificateWatch(server: server, logger: logger)
+        certificates.start()
+        let signals = SignalWatcher(logger: logger, onReload: { certificates.reload() }) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
                 stopping.withLock { $0 = true }
                 listener.stop()
@@ -92,7 +94,7 @@ public enum Chatterd {
                 exit(0)
             }
         }
-        withExtendedLifetime(signals) { dispatchMain() }
+        withExtendedLifetime((signals, certificates)) { dispatchMain() }
     }
 
     /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.

@@ -80,6 +80,8 @@ struct MetricsGauges {
     var openConnections: Int
     /// HTTP/2 connections and streams open now, and GOAWAYs sent by reason.
     var http2 = HTTP2Gauges()
+    /// When the serving certificate expires (seconds since 1970); nil on plain HTTP leaves the series out.
+    var certificateNotAfter: Double?
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -87,6 +89,10 @@ struct MetricsGauges {
 
     fileprivate func render(into page: inout PrometheusText) {
         page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
+        if let certificateNotAfter {
+            page.single("chatterd_tls_certificate_expiry_timestamp_seconds", "gauge",
+                        help: "When the serving certificate expires, in seconds since 1970.", Int(certificateNotAfter))
+        }
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)
         page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)

@@ -10,7 +10,8 @@ import Glibc
 /// and graceful shutdown. Nothing else.
 public final class Server: @unchecked Sendable {  // mutable state is in `connections` (Locked) or confined to `controlQueue`
     private let configuration: ServerConfiguration
-    private let tls: TLSContext?
+    /// The certificate and key new connections use; replaced by `reloadCertificate`. Nil for plain HTTP.
+    private let tls: Locked<TLSContext>?
     private let logger: Logger
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
@@ -43,7 +44,9 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.handler = handler
         self.logger = logger
         self.statistics = statistics
-        self.tls = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
+        let context = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
+        self.tls = context.map { Locked($0) }
+        statistics.certificateNotAfter = context?.notAfter
         self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
@@ -66,6 +69,21 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         return listener.port
     }
 
+    /// Loads the certificate and key again from their files: new handshakes use the new pair, connections
+    /// already open keep theirs. A pair that cannot be loaded (unreadable, mismatched, expired) is refused
+    /// and the old one stays. Returns the new certificate's expiry (seconds since 1970), or nil on plain HTTP,
+    /// where there is nothing to reload.
+    public func reloadCertificate() throws(TLSError) -> Double? {
+        guard let tls, let paths = configuration.tls else { return nil }
+        let context = try TLSContext(paths, offeringHTTP2: configuration.http2.enabled)
+        tls.withLock { $0 = context }
+        statistics.certificateNotAfter = context.notAfter
+        return context.notAfter
+    }
+
+    /// When the serving certificate expires (seconds since 1970); nil on plain HTTP.
+    public var certificateNotAfter: Double? { statistics.certificateNotAfter }
+
     /// Connections currently open.
     public var openConnectionCount: Int { connections.withLock { $0.open.count } }
 
@@ -82,7 +100,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private func open(_ fd: Int32, peer: String) {
         let transport: any Transport
         if let tls {
-            guard let session = TLSTransport(context: tls, fd: fd) else {
+            guard let session = TLSTransport(context: tls.withLock { $0 }, fd: fd) else {
                 Glibc.close(fd)
                 return
             }
