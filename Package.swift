@@ -39,7 +39,7 @@ let package = Package(
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
         .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
-        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON"]),
+        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "Locking"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
         .testTarget(
             name: "ChattAPITests",
-            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore"]),
+            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(

@@ -25,6 +25,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let uriTooLong = HTTPStatus(414, "URI Too Long")
     public static let expectationFailed = HTTPStatus(417, "Expectation Failed")
     public static let unprocessableContent = HTTPStatus(422, "Unprocessable Content")
+    public static let tooManyRequests = HTTPStatus(429, "Too Many Requests")
     public static let requestHeaderFieldsTooLarge = HTTPStatus(431, "Request Header Fields Too Large")
     public static let internalServerError = HTTPStatus(500, "Internal Server Error")
     public static let notImplemented = HTTPStatus(501, "Not Implemented")

@@ -13,6 +13,8 @@ struct ConnectionEnvironment: Sendable {
     let handlers: HandlerPool
     let dates: DateCache
     let statistics: ServerStatistics
+    /// Connections open per client address, for the per-client limit.
+    let clients: ClientConnections
     /// Starts every request id this server makes (see `RequestID`).
     let requestIDPrefix: String
     /// Called once, on the connection's queue, after its socket is closed.
@@ -26,8 +28,16 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     let id: Int
     let queue: DispatchQueue
     private let fd: Int32
-    /// The client's `ip:port`, for logs.
-    private let remoteAddress: String
+    /// The socket's peer.
+    private let peer: ClientAddress
+    /// Whether the peer is a trusted proxy, whose PROXY header (if it sends one) names the client.
+    private let peerIsTrustedProxy: Bool
+    /// Who the requests are from: the peer, or the client a trusted proxy names.
+    private var identity: ClientIdentity
+    /// The address this connection is counted under in `environment.clients`, once admitted.
+    private var admitted: IPAddress?
+    /// A trusted proxy's connection, until its PROXY header (or the lack of one) is read.
+    private var awaitingProxyHeader: Bool
     private let transport: any Transport
     private let environment: ConnectionEnvironment
     /// When the TLS handshake must be done.
@@ -48,12 +58,16 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     private var openSources = 2
 
     init(
-        id: Int, fd: Int32, remoteAddress: String, queue: DispatchQueue, transport: any Transport,
-        environment: ConnectionEnvironment
+        id: Int, fd: Int32, peer: ClientAddress, admitted: IPAddress?, queue: DispatchQueue,
+        transport: any Transport, environment: ConnectionEnvironment
     ) {
         self.id = id
         self.fd = fd
-        self.remoteAddress = remoteAddress
+        self.peer = peer
+        self.admitted = admitted
+        peerIsTrustedProxy = environment.configuration.trustedProxies.contains { $0.contains(peer.ip) }
+        awaitingProxyHeader = peerIsTrustedProxy
+        identity = ClientIdentity(connection: peer, forwardingProxies: [])
         self.queue = queue
         self.transport = transport
         self.environment = environment
@@ -77,7 +91,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         read.resume()
         timer.resume()
         arm(handshakeDeadline)
-        continueHandshake()
+        if awaitingProxyHeader { readProxyHeader() } else { continueHandshake() }
     }
 
     /// Asks the connection to finish what it is doing and close. Call on `queue`.
@@ -112,14 +126,14 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     /// Writes queued output until done or the socket is full, and tells the driver which.
     func flush() {
         guard !closed else { return }
-        var progressed = false
+        var written = 0
         while !output.isEmpty {
             switch output.writeSome({ transport.write($0) }) {
-            case .done:
-                progressed = true
+            case .done(let count):
+                written += count
             case .wantWrite, .wantRead:
                 resumeWrites()
-                driver?.writeBlocked(progressed: progressed, at: .now)
+                driver?.writeBlocked(written: written, at: .now)
                 return
             case .closed, .failed:
                 close()
@@ -163,6 +177,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
 
     private func socketReadable() {
         guard !closed else { return }
+        if awaitingProxyHeader { return readProxyHeader() }
         if sniffed != nil { return readAvailable() }
         guard let driver else { return continueHandshake() }
         if driver.wantsInput {
@@ -176,7 +191,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
 
     private func socketWritable() {
         guard !closed else { return }
-        if sniffed != nil { return suspendWrites() }
+        if sniffed != nil || awaitingProxyHeader { return suspendWrites() }
         guard let driver else { return continueHandshake() }
         if output.isEmpty && driver.wantsInput {
             // A TLS read wanted the socket writable; retry it.
@@ -223,11 +238,9 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         let driver: any ProtocolDriver =
             http2
             ? HTTP2Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
-                at: .now)
+                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
             : HTTP1Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
-                at: .now)
+                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
         self.driver = driver
         driver.start()
     }
@@ -244,6 +257,43 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         sniffed = nil
         startDriver(http2: matches)
         seen.withUnsafeBytes { driver?.received($0, at: .now) }
+    }
+
+    /// Reads a trusted proxy's PROXY header, if the connection starts with one, without touching what follows
+    /// it (the TLS handshake, or the first request): the bytes are peeked, and only the header's consumed.
+    private func readProxyHeader() {
+        var peeked = [UInt8](repeating: 0, count: ProxyProtocol.maxVersion2Length)
+        let outcome = try? Syscall.nonBlocking("recv") { recv(fd, &peeked, peeked.count, Int32(MSG_PEEK)) }
+        guard case .done(let count)? = outcome else {
+            if outcome != .wouldBlock { close() }  // an error, or `nil` for EOF is handled below
+            return
+        }
+        guard count > 0 else { return close() }
+        switch ProxyProtocol.parse(Array(peeked.prefix(count))) {
+        case .incomplete:
+            // Peeked bytes keep the socket readable: wait a moment instead of spinning on them.
+            suspendReads()
+            queue.asyncAfter(deadline: .now() + 0.05) { [weak self] in self?.resumeReads() }
+            return
+        case .invalid:
+            return close()
+        case .absent:
+            // A proxy that sends no header forwards clients per request, in X-Forwarded-For.
+            identity.forwardingProxies = environment.configuration.trustedProxies
+        case .header(let length, let client, let port):
+            var header = [UInt8](repeating: 0, count: length)
+            guard (try? Syscall.run("recv") { recv(fd, &header, length, 0) }) == length else { return close() }
+            if let client {
+                identity.connection = ClientAddress(ip: client, port: port)
+                guard environment.clients.admit(client) else {
+                    environment.statistics.connectionRefused(reason: "client_connection_limit")
+                    return close()
+                }
+                admitted = client
+            }
+        }
+        awaitingProxyHeader = false
+        continueHandshake()
     }
 
     // MARK: - Reading
@@ -298,6 +348,7 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         readSource = nil
         writeSource = nil
         driver = nil
+        if let admitted { environment.clients.release(admitted) }
         Glibc.close(fd)
         environment.onClose(self)
     }

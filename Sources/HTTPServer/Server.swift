@@ -17,6 +17,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let handler: HTTPHandler
     private let handlers: HandlerPool
     private let dates = DateCache()
+    private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
     private let ioQueues: [DispatchQueue]
     /// Where accepting and shutting down happen.
@@ -44,6 +45,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.handler = handler
         self.logger = logger
         self.statistics = statistics
+        clients = ClientConnections(limit: configuration.maxConnectionsPerClient)
         let context = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
         self.tls = context.map { Locked($0) }
         statistics.certificateNotAfter = context?.notAfter
@@ -97,7 +99,14 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         }
     }
 
-    private func open(_ fd: Int32, peer: String) {
+    private func open(_ fd: Int32, peer: ClientAddress) {
+        // A trusted proxy's connection is counted under the client its PROXY header names, once it is read.
+        let trusted = configuration.trustedProxies.contains { $0.contains(peer.ip) }
+        if !trusted, !clients.admit(peer.ip) {
+            statistics.connectionRefused(reason: "client_connection_limit")
+            Glibc.close(fd)
+            return
+        }
         let transport: any Transport
         if let tls {
             guard let session = TLSTransport(context: tls.withLock { $0 }, fd: fd) else {
@@ -110,14 +119,15 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         }
         let environment = ConnectionEnvironment(
             configuration: configuration, handler: handler, handlers: handlers, dates: dates,
-            statistics: statistics, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
+            statistics: statistics, clients: clients, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
             return state.lastID
         }
         let queue = ioQueues[id % ioQueues.count]
         let connection = Connection(
-            id: id, fd: fd, remoteAddress: peer, queue: queue, transport: transport, environment: environment)
+            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, queue: queue, transport: transport,
+            environment: environment)
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
         queue.async { connection.start() }

@@ -9,6 +9,7 @@ public final class ServerStatistics: Sendable {
         var openHTTP2Streams = 0
         var goawaysSent: [String: Int] = [:]
         var certificateNotAfter: Double?
+        var connectionsRefused: [String: Int] = [:]
     }
     private let counts = Locked(Counts())
 
@@ -29,6 +30,11 @@ public final class ServerStatistics: Sendable {
         get { counts.withLock { $0.certificateNotAfter } }
         set { counts.withLock { $0.certificateNotAfter = newValue } }
     }
+
+    /// Connections closed as soon as they were accepted, by reason (`client_connection_limit`).
+    public var connectionsRefused: [String: Int] { counts.withLock { $0.connectionsRefused } }
+
+    func connectionRefused(reason: String) { counts.withLock { $0.connectionsRefused[reason, default: 0] += 1 } }
 
     func connectionOpened() { counts.withLock { $0.openConnections += 1 } }
     func connectionClosed() { counts.withLock { $0.openConnections -= 1 } }
