@@ -88,14 +88,16 @@ struct HTTP1ConnectionMachine {
 
     mutating func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> [Action] {
         guard state == .reading else { return [] }  // lingering input is drained by the caller and dropped
+        let wasMidRequest = decoder.isMidRequest
         let wasReadingBody = decoder.isReadingBody
         decoder.append(bytes)
         lastProgressAt = now
         if requestStartedAt == nil, decoder.isMidRequest { requestStartedAt = now }
-        if wasReadingBody { rateWindow?.bytes += bytes.count }
+        rateWindow?.bytes += bytes.count
         let actions = processInput(at: now)
-        // The body's rate is measured from the end of its head.
-        if state == .reading, decoder.isReadingBody, !wasReadingBody || rateWindow == nil {
+        guard state == .reading else { return actions }
+        // A head is measured from its first byte, a body from the end of its head.
+        if decoder.isReadingBody && !wasReadingBody || decoder.isMidRequest && !wasMidRequest {
             rateWindow = (now, 0)
             return actions + updatedDeadline()
         }
@@ -138,6 +140,7 @@ struct HTTP1ConnectionMachine {
         state = .reading
         requestStartedAt = decoder.isMidRequest ? now : nil
         let actions = processInput(at: now)
+        if state == .reading, decoder.isMidRequest { rateWindow = (now, 0) }  // a pipelined head under way
         return state == .reading ? [.resumeReads] + actions : actions
     }
 
@@ -208,10 +211,10 @@ struct HTTP1ConnectionMachine {
         return actions
     }
 
-    /// A body or response that moves slower than the floor: a body gets 408, a response is cut off.
+    /// A request or response that moves slower than the floor: a request gets 408, a response is cut off.
     private mutating func tooSlow(at now: Instant) -> [Action] {
         rateWindow = nil
-        if state == .reading { return reject(.error(.requestTimeout, "request body too slow"), at: now) }
+        if state == .reading { return reject(.error(.requestTimeout, "request too slow"), at: now) }
         state = .closed
         return [.close]
     }

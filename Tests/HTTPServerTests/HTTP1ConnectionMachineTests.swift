@@ -289,6 +289,22 @@ import Testing
         }, "499 bytes in a 500-byte window")
     }
 
+    @Test func aHeadThatTricklesIsAnswered408AtTheEndOfItsWindow() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        #expect(machine.receive("GET / HTTP/1.1\r\n", at: Self.at(1)) == [.armTimer(Self.at(6))])
+        _ = machine.receive("X-a: b\r\n", at: Self.at(4))
+        let (response, framing) = try #require(HTTP1ConnectionMachineTests.sent(machine.timerFired(at: Self.at(6))))
+        #expect(response.status == .requestTimeout && !framing.keepAlive)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"request too slow"}"#)
+    }
+
+    @Test func aHeadThatArrivesWholeIsNeverMeasured() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        let actions = machine.receive(HTTP1ConnectionMachineTests.get, at: Self.at(1))
+        #expect(HTTP1ConnectionMachineTests.handled(actions) != nil)
+        #expect(!actions.contains { if case .armTimer = $0 { true } else { false } })
+    }
+
     @Test func aBodyAtTheFloorGetsANewWindowEachTime() throws {
         var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
         _ = machine.receive("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 1600\r\n\r\n", at: Self.at(1))
