@@ -50,8 +50,6 @@ public enum Chatterd {
     }
 
     static func serve(_ options: ServeOptions) {
-        // OpenSSL writes with write(): a client resetting mid-response must not kill the process.
-        signal(SIGPIPE, SIG_IGN)
         // glibc gives each of the ~70 handler threads a malloc arena of its own, and freed feed buffers linger in
         // them: under the 90/10 benchmark mix RSS reached 83 MB. Two arenas (one per core) keep it near the
         // 50 MB budget of issue 4 for the cost of some lock contention in malloc.

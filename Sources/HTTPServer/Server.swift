@@ -41,6 +41,8 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         configuration: ServerConfiguration, handler: HTTPHandler, logger: Logger,
         statistics: ServerStatistics = ServerStatistics()
     ) throws {
+        // OpenSSL's socket BIO writes with write(2): a client resetting mid-response must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
