@@ -17,8 +17,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // HTTP/2 framing, HPACK and flow control (apt: libnghttp2-dev); it does no I/O of its own.
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-        // glibc headers Swift's Glibc module leaves out (mallopt); nothing to link.
+        // glibc headers Swift's Glibc module leaves out (mallopt, epoll); nothing to link.
         .systemLibrary(name: "CMalloc"),
+        .systemLibrary(name: "CEpoll"),
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
@@ -33,7 +34,9 @@ let package = Package(
         // Structured log lines (logfmt or JSON) and the background writer that puts them on stderr.
         .target(name: "Logging"),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "CNGHTTP2", "Locking", "Logging", "Syscalls"]),
+        .target(
+            name: "HTTPServer",
+            dependencies: ["HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.

@@ -19,7 +19,8 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let dates = DateCache()
     private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
-    private let ioQueues: [DispatchQueue]
+    /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
+    private let loops: [ReadinessLoop]
     /// Where accepting and shutting down happen.
     private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
@@ -51,7 +52,9 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         let context = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
         self.tls = context.map { Locked($0) }
         statistics.certificateNotAfter = context?.notAfter
-        self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
+        self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
+            try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
+        }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
             maxWaitSeconds: configuration.maxQueueWaitSeconds)
@@ -126,13 +129,13 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             state.lastID += 1
             return state.lastID
         }
-        let queue = ioQueues[id % ioQueues.count]
+        let loop = loops[id % loops.count]
         let connection = Connection(
-            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, queue: queue, transport: transport,
+            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, loop: loop, transport: transport,
             environment: environment)
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
-        queue.async { connection.start() }
+        loop.queue.async { connection.start() }
     }
 
     private func closed(_ connection: Connection) {
