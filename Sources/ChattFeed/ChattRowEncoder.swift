@@ -2,7 +2,7 @@ import ChattModel
 import HTTPCore
 import JSON
 
-/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (API.md).
+/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (docs/API.md).
 ///
 /// Hand-written over bytes because these bodies grow with the store; Foundation's encoders are 15–50× slower.
 public enum ChattRowEncoder {

@@ -264,7 +264,7 @@ def near_misses(path: str) -> set[str]:
             trimmed + ".json", "/api" + trimmed, "/v1" + trimmed, trimmed + "/."}
 
 
-# API.md's routes, written out here rather than taken from the spec, so a route missing from the spec shows.
+# docs/API.md's routes, written out here rather than taken from the spec, so a route missing from the spec shows.
 API_MD_ROUTES = ["/", "/postmaps", "/getmaps", "/postchatt", "/getchatts", "/healthz", "/readyz", "/metrics"]
 OTHER_PATHS = API_MD_ROUTES + [r + "/" for r in API_MD_ROUTES[1:]] + ["/index.html", "/favicon.ico", "/robots.txt", "/api", "/admin", "/status", "/health", "/ready",
                "/debug", "/login", "/chatts", "/maps", "/getmap", "/postmap", "/getchatt", "/postchatts", "/.env",
