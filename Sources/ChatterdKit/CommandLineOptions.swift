@@ -1,5 +1,3 @@
-import ChattFeed
-import ChattModel
 import HTTPServer
 import Logging
 

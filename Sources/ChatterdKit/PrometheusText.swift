@@ -1,7 +1,3 @@
-import ChattFeed
-import ChattModel
-import Logging
-
 /// Builds a page in the Prometheus text exposition format, version 0.0.4: for each metric family a `# HELP` and a
 /// `# TYPE` line, then its samples, one per line, each `name{label="value",...} number`.
 struct PrometheusText {
