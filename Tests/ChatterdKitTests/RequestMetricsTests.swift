@@ -130,6 +130,7 @@ import Testing
     @Test func theReadmeTableListsEveryFamilyWithItsTypeAndNoOther() throws {
         var gauges = idle
         gauges.cache = (hits: 0, misses: 0)
+        gauges.certificateNotAfter = 0
         let families = try Exposition(RequestMetrics().render(gauges)).families
         for (name, family) in families.sorted(by: { $0.key < $1.key }) {
             let rows = Readme.tableRows(mentioning: name)
