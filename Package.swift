@@ -32,7 +32,7 @@ let package = Package(
         // Pure HTTP/1.1: request decoding, response serialization, limits. No I/O.
         .target(name: "HTTPCore", dependencies: ["ASCII", "JSON"]),
         // Structured log lines (logfmt or JSON) and the background writer that puts them on stderr.
-        .target(name: "Logging"),
+        .target(name: "Logging", dependencies: ["Syscalls"]),
         // Sockets, TLS and connections driven by Dispatch.
         .target(
             name: "HTTPServer",
@@ -54,7 +54,8 @@ let package = Package(
             ]),
         .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
-        .target(name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL"]),
+        .target(
+            name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL", "Syscalls"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
         // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
@@ -69,8 +70,9 @@ let package = Package(
 
         // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
         .target(
-            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "CZlib"],
+            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "Syscalls", "CZlib"],
             path: "Tests/TestSupport"),
+        .testTarget(name: "SyscallsTests", dependencies: ["Syscalls"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),

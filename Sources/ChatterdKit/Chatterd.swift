@@ -50,9 +50,9 @@ public enum Chatterd {
     }
 
     static func serve(_ options: ServeOptions) {
-        // glibc gives each of the ~70 handler threads a malloc arena of its own, and freed feed buffers linger in
-        // them: under the 90/10 benchmark mix RSS reached 83 MB. Two arenas (one per core) keep it near the
-        // 50 MB budget of issue 4 for the cost of some lock contention in malloc.
+        // glibc gives each of the 64 or more handler threads a malloc arena of its own, and freed feed buffers
+        // linger in them. Two arenas (one per core) nearly halve peak memory under load, for the cost of some lock
+        // contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         let logger = makeLogger(options.log)
         let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)

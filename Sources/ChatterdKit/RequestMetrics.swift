@@ -1,9 +1,6 @@
-import ChattFeed
-import ChattModel
 import ChattStore
 import HTTPServer
 import Locking
-import Logging
 
 /// Counts requests by route and status, committed posts and a latency histogram, and renders `/metrics`.
 final class RequestMetrics: Sendable {

@@ -1,7 +1,4 @@
-import ChattFeed
-import ChattModel
 import HTTPServer
-import Logging
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,3 @@
-import ChattFeed
-import ChattModel
 import Dispatch
 import Logging
 

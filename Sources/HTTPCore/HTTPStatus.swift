@@ -20,7 +20,6 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let notFound = HTTPStatus(404, "Not Found")
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
-    public static let lengthRequired = HTTPStatus(411, "Length Required")
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")
     public static let uriTooLong = HTTPStatus(414, "URI Too Long")
     public static let expectationFailed = HTTPStatus(417, "Expectation Failed")

@@ -1,6 +1,6 @@
 import HTTPCore
 
-/// Everything the server needs to listen and to bound each connection; defaults are API.md's.
+/// Everything the server needs to listen and to bound each connection; defaults are docs/API.md's.
 public struct ServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"
     public var port: UInt16 = 443

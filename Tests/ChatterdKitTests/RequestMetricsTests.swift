@@ -127,6 +127,21 @@ import Testing
         #expect(page.families["chatterd_feed_cache_misses_total"]?.type == "counter")
     }
 
+    @Test func theReadmeTableListsEveryFamilyWithItsTypeAndNoOther() throws {
+        var gauges = idle
+        gauges.cache = (hits: 0, misses: 0)
+        gauges.certificateNotAfter = 0
+        let families = try Exposition(RequestMetrics().render(gauges)).families
+        for (name, family) in families.sorted(by: { $0.key < $1.key }) {
+            let rows = Readme.tableRows(mentioning: name)
+            #expect(rows.count == 1, "README.md's metrics table has \(rows.count) rows for \(name)")
+            #expect(rows.first?[1] == family.type, "README.md gives \(name) as \(rows.first?[1] ?? "-")")
+        }
+        let documented = Readme.text.split(separator: "\n").filter { $0.hasPrefix("| `chatterd_") }
+            .compactMap { $0.split(separator: "`").dropFirst().first?.prefix { $0 != "{" } }.map(String.init)
+        #expect(Set(documented) == Set(families.keys), "README.md's metrics table lists families /metrics lacks")
+    }
+
     @Test func labelValuesAndHelpAreEscaped() throws {
         var page = PrometheusText()
         page.family("x_total", "counter", help: "a \\ b\nc")

@@ -1,5 +1,5 @@
 # Turns the benchmark's results rows (tab-separated: name, transport, req/s, p50, p99, max ms, errors,
-# requests, RSS MB, CPU s, bytes read) into the Markdown table and the verdict on each target of issue 4.
+# requests, RSS MB, CPU s, bytes read) into the Markdown table and the verdict on each performance target.
 # Variables: baselines ("scenario=baseline ..."), connections (wrk -c), body_bytes (/getmaps body).
 BEGIN {
     FS = "\t"
