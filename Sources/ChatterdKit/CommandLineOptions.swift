@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import Logging
 
@@ -47,6 +48,10 @@ struct ServeOptions: CommandOptions {
     /// Check the store's version on every feed read instead of trusting change notifications, so that a
     /// post through any process is in the very next read from any other (at a query per read).
     var strictFeeds = false
+    /// Posts per second allowed from one client address; nil for no limit.
+    var postsPerSecondPerClient: Int?
+    /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
+    var minimumTransferRate = Int(ConnectionTimeouts().minimumBytesPerSecond)
     var log = LogOptions()
 
     static let command = "serve"
@@ -91,7 +96,40 @@ struct ServeOptions: CommandOptions {
             .seconds(
                 "--keepalive-timeout", "longest wait for the next request on a kept-alive connection",
                 \.server.timeouts.keepAliveIdleSeconds),
+            .number(
+                "--min-transfer-rate", "slowest a request may arrive, and a response leave once the socket is full, "
+                    + "in bytes per second over 5 s windows (0: no floor)", \.minimumTransferRate),
+            .switch(
+                "--http2", "offer HTTP/2: ALPN h2 over TLS, prior knowledge on plain HTTP", \.server.http2.enabled),
+            .number(
+                "--max-concurrent-streams", "HTTP/2 streams one connection may have open at once",
+                \.server.http2.maxConcurrentStreams, atLeast: 1),
+            .limit(
+                "--max-connections-per-ip", "connections one client address may hold open",
+                \.server.maxConnectionsPerClient),
+            .limit(
+                "--post-rate-per-ip", "posts per second from one client address (bursts of twice that); "
+                    + "past it, 429", \.postsPerSecondPerClient),
+            trustedProxies,
         ]
+
+    /// `--trusted-proxy`: addresses and CIDR ranges, comma-separated.
+    static let trustedProxies = CommandOption<Self>(
+        flag: "--trusted-proxy", placeholder: "LIST",
+        help: "proxies (addresses or CIDR ranges, comma-separated) whose PROXY protocol header or X-Forwarded-For "
+            + "names the client",
+        shownDefault: { _ in "default: none; every peer is the client" }
+    ) { options, cursor throws(UsageError) in
+        let text = try cursor.value(for: "--trusted-proxy")
+        var ranges: [AddressRange] = []
+        for item in text.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) }) {
+            guard let range = AddressRange(item) else {
+                throw UsageError(description: "--trusted-proxy takes addresses or CIDR ranges, not \(item)")
+            }
+            ranges.append(range)
+        }
+        options.server.trustedProxies = ranges
+    }
 }
 
 /// Options of `chatterd migrate`.

@@ -57,12 +57,26 @@ extension CommandOption {
         }
     }
 
-    /// A switch, off unless given; `whenOff` says what happens without it, if that needs saying.
+    /// A switch, off unless given (or on unless turned off with `--flag=no`, when its default is on); `whenOff`
+    /// says what happens without it, if that needs saying.
     static func `switch`(
         _ flag: String, _ help: String, _ path: WritableKeyPath<Options, Bool> & Sendable, whenOff: String? = nil
     ) -> Self {
-        Self(flag: flag, placeholder: nil, help: help, shownDefault: { _ in whenOff.map { "without it, " + $0 } }) {
+        let shown: @Sendable (Options) -> String? = { options in
+            options[keyPath: path] ? "default on; \(flag)=no turns it off" : whenOff.map { "without it, " + $0 }
+        }
+        return Self(flag: flag, placeholder: nil, help: help, shownDefault: shown) {
             options, cursor throws(UsageError) in options[keyPath: path] = try cursor.switchValue(for: flag)
+        }
+    }
+
+    /// A whole number of at least `minimum`, with no limit unless given.
+    static func limit(
+        _ flag: String, _ help: String, _ path: WritableKeyPath<Options, Int?> & Sendable, atLeast minimum: Int = 1
+    ) -> Self {
+        Self(flag: flag, placeholder: "N", help: help, shownDefault: { _ in "default: no limit" }) {
+            options, cursor throws(UsageError) in
+            options[keyPath: path] = try cursor.number(for: flag, atLeast: minimum)
         }
     }
 

@@ -79,6 +79,8 @@ struct MetricsGauges {
     var http2 = HTTP2Gauges()
     /// When the serving certificate expires (seconds since 1970); nil on plain HTTP leaves the series out.
     var certificateNotAfter: Double?
+    /// Connections closed as they were accepted, by reason.
+    var connectionsRefused: [String: Int] = [:]
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -89,6 +91,11 @@ struct MetricsGauges {
         if let certificateNotAfter {
             page.single("chatterd_tls_certificate_expiry_timestamp_seconds", "gauge",
                         help: "When the serving certificate expires, in seconds since 1970.", Int(certificateNotAfter))
+        }
+        page.family("chatterd_connections_refused_total", "counter",
+                    help: "Connections closed as they were accepted, by reason.")
+        for (reason, count) in connectionsRefused.sorted(by: { $0.key < $1.key }) {
+            page.sample("chatterd_connections_refused_total", count, labels: ["reason": reason])
         }
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)

@@ -17,6 +17,7 @@ extension ServeOptions {
         // Reads wait for a pooled connection, but posts wait in the insert batcher, where every blocked thread
         // adds its row to the next shared commit: at least 64 threads, so 64 concurrent posts can share one.
         configuration.handlerThreadCount = max(poolSize, Self.minimumHandlerThreads)
+        configuration.timeouts.minimumBytesPerSecond = Double(minimumTransferRate)
         return configuration
     }
 }
