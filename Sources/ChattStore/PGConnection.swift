@@ -16,6 +16,9 @@ public final class PGConnection: @unchecked Sendable {
     var preparedNames: Set<String> = []
     /// Set when the server announced, between statements, that it is closing this session.
     private var serverIsClosing = false
+    /// Set when the server refused a write because the session is read-only (a standby, or a primary an operator
+    /// made read-only): a new connection may reach a writable server where this one never will.
+    private var sessionIsReadOnly = false
     /// Enough reads of an idle socket to reach end-of-file after a few queued server messages.
     private static let maximumIdleReads = 4
 
@@ -72,6 +75,7 @@ public final class PGConnection: @unchecked Sendable {
     /// Whether the connection may go back to the pool: open, and not left inside a transaction.
     var isReusable: Bool {
         PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && !serverIsClosing
+            && !sessionIsReadOnly
     }
 
     /// Whether an idle connection is still usable, noticing a server that closed it in the meantime.
@@ -129,6 +133,7 @@ public final class PGConnection: @unchecked Sendable {
     private func failure(sqlState: String?, message: String) -> StoreError {
         // After a broken connection the statement's outcome is unknown, whatever the server managed to say.
         let code: StoreError.Code = isConnected ? .queryFailed : .connectionLost
+        if sqlState == StoreError.readOnlySessionState { sessionIsReadOnly = true }
         // Data exceptions (class 22) quote the offending input, which may be a client's value.
         let detail = sqlState?.hasPrefix("22") == true ? nil : Self.oneLine(message)
         return StoreError(code, sqlState: sqlState, detail: detail)
