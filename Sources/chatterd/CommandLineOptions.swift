@@ -46,6 +46,7 @@ struct ServeOptions: CommandOptions {
     var keyPath = "./chatterd.key"
     var plainHTTP = false
     var databaseURL: String?
+    var directDatabaseURL: String?
     var migrationsDirectory = "./migrations"
     var poolSize = 8
     var drainSeconds = 10.0
@@ -56,8 +57,8 @@ struct ServeOptions: CommandOptions {
 
     static let command = "serve"
     static let flagNames = [
-        "--host", "--port", "--cert", "--key", "--plain-http", "--reuse-port", "--database-url", "--migrations",
-        "--pool-size", "--drain-timeout", "--strict-feeds",
+        "--host", "--port", "--cert", "--key", "--plain-http", "--reuse-port", "--database-url",
+        "--direct-database-url", "--migrations", "--pool-size", "--drain-timeout", "--strict-feeds",
     ] + LogOptions.flagNames + ServerConfiguration.flagNames
 
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
@@ -69,6 +70,7 @@ struct ServeOptions: CommandOptions {
         case "--plain-http": plainHTTP = try cursor.switchValue(for: flag)
         case "--reuse-port": server.reusePort = try cursor.switchValue(for: flag)
         case "--database-url": databaseURL = try cursor.value(for: flag)
+        case "--direct-database-url": directDatabaseURL = try cursor.value(for: flag)
         case "--migrations": migrationsDirectory = try cursor.value(for: flag)
         case "--pool-size": poolSize = try cursor.number(for: flag, atLeast: 1)
         case "--drain-timeout": drainSeconds = try cursor.seconds(for: flag)
@@ -82,15 +84,17 @@ struct ServeOptions: CommandOptions {
 /// Options of `chatterd migrate`.
 struct MigrateOptions: CommandOptions {
     var databaseURL: String?
+    var directDatabaseURL: String?
     var migrationsDirectory = "./migrations"
     var log = LogOptions()
 
     static let command = "migrate"
-    static let flagNames = ["--database-url", "--migrations"] + LogOptions.flagNames
+    static let flagNames = ["--database-url", "--direct-database-url", "--migrations"] + LogOptions.flagNames
 
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
         switch flag {
         case "--database-url": databaseURL = try cursor.value(for: flag)
+        case "--direct-database-url": directDatabaseURL = try cursor.value(for: flag)
         case "--migrations": migrationsDirectory = try cursor.value(for: flag)
         default: try log.set(flag, from: &cursor)
         }

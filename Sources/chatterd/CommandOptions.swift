@@ -10,6 +10,8 @@ protocol CommandOptions {
     static var flagNames: [String] { get }
     /// The database URL, which also falls back to `DATABASE_URL`.
     var databaseURL: String? { get set }
+    /// The URL of a session straight to PostgreSQL, for what a transaction-mode pooler cannot carry.
+    var directDatabaseURL: String? { get set }
     init()
     /// Applies one flag; `cursor` holds its value, if any.
     mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError)
@@ -38,6 +40,17 @@ extension CommandOptions {
             try set(flag, from: &cursor)
         }
         if databaseURL == nil, let url = environment["DATABASE_URL"], !url.isEmpty { databaseURL = url }
+    }
+
+    /// The conninfo of the pooled connections ("" leaves everything to libpq's defaults and `PG*` variables).
+    var pooledConninfo: String {
+        databaseURL ?? ""
+    }
+
+    /// The conninfo of the sessions that need one PostgreSQL session to themselves: migrations (a session-level
+    /// advisory lock across statements) and `LISTEN`. Without `--direct-database-url`, the pooled one.
+    var directConninfo: String {
+        directDatabaseURL ?? pooledConninfo
     }
 
     /// The environment variable for `flag`: `--pool-size` → `CHATTERD_POOL_SIZE`.

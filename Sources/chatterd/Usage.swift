@@ -15,7 +15,10 @@ let usage = """
       --plain-http                   CHATTERD_PLAIN_HTTP     plain HTTP instead (only behind a TLS-terminating proxy)
       --reuse-port                   CHATTERD_REUSE_PORT     SO_REUSEPORT: share the port with other chatterd processes
       --database-url URL             CHATTERD_DATABASE_URL   libpq URI or key=value string (then DATABASE_URL,
-                                                             then libpq's PG* variables)
+                                                             then libpq's PG* variables); may be a
+                                                             transaction-mode pooler such as PgBouncer
+      --direct-database-url URL      CHATTERD_DIRECT_DATABASE_URL  a session straight to PostgreSQL, for
+                                                             LISTEN and migrations (default: --database-url)
       --migrations DIR               CHATTERD_MIGRATIONS     migration files (default ./migrations)
       --pool-size N                  CHATTERD_POOL_SIZE      database connections (default 8)
       --drain-timeout S              CHATTERD_DRAIN_TIMEOUT  graceful shutdown deadline (default 10)
@@ -39,7 +42,8 @@ let usage = """
     Switches take 1/true/yes or 0/false/no in their variable (or as --switch=VALUE). Empty variables are
     ignored. An option on the command line wins over its variable.
 
-    Options (migrate): --database-url URL, --migrations DIR, --log-format, --log-level (same variables)
+    Options (migrate): --database-url URL, --direct-database-url URL (used when given), --migrations DIR,
+    --log-format, --log-level (same variables)
     """
 
 let chatterdVersion = "0.1.0"
