@@ -14,6 +14,8 @@ public final class PGConnection: @unchecked Sendable {
     let handle: OpaquePointer
     /// Names of the statements already prepared in this session (see `PGConnection+Prepared`).
     var preparedNames: Set<String> = []
+    /// Whether `PreparedStatement`s are prepared under their names, or sent unnamed every time.
+    let preparesStatements: Bool
     /// Set when the server announced, between statements, that it is closing this session.
     private var serverIsClosing = false
     /// Set when the server refused a write because the session is read-only (a standby, or a primary an operator
@@ -24,7 +26,8 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Opens a connection, blocking for at most the `connect_timeout` in `parameters`.
     /// - Throws: `.connectFailed` with libpq's message.
-    init(parameters: ConnectionParameters) throws(StoreError) {
+    init(parameters: ConnectionParameters, preparesStatements: Bool = true) throws(StoreError) {
+        self.preparesStatements = preparesStatements
         // expand_dbname = 0: PQconninfoParse already expanded the conninfo; expanding a second time
         // would misread a database name that happens to contain '='.
         let connection = parameters.withCArrays { PQconnectdbParams($0, $1, 0) }

@@ -51,7 +51,8 @@ enum Chatterd {
         // 50 MB budget of issue 4 for the cost of some lock contention in malloc.
         mallopt(M_ARENA_MAX, 2)
         let logger = makeLogger(options.log)
-        let pool = PGConnectionPool(conninfo: options.pooledConninfo, size: options.poolSize)
+        let pool = PGConnectionPool(
+            conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let feedCache = ChattFeedCache()
         let server = makeServer(options, pool: pool, feedCache: feedCache, logger: logger)

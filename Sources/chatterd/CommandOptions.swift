@@ -53,6 +53,12 @@ extension CommandOptions {
         directDatabaseURL ?? pooledConninfo
     }
 
+    /// Whether the pooled URL may lead to a transaction-mode pooler, which is what a separate direct URL is for:
+    /// the pool then sends no named prepared statements.
+    var poolMayBeAPooler: Bool {
+        directDatabaseURL != nil
+    }
+
     /// The environment variable for `flag`: `--pool-size` → `CHATTERD_POOL_SIZE`.
     static func variable(for flag: String) -> String {
         "CHATTERD_" + flag.dropFirst(2).uppercased().replacing("-", with: "_")
