@@ -202,8 +202,12 @@ def test_a_pgbouncer_restart_gives_503s_then_recovers(pooled, token):
         assert wait_until(lambda: any(o.status == 200 and o.started > restarted for o in stream.outcomes), 10), \
             f"posts did not recover after the restart: {stream.outcomes[-3:]}"
         assert wait_until(lambda: server.get("/readyz", timeout=BOUND).status == 200, 5)
+        first = min(o.finished for o in stream.outcomes if o.status == 200 and o.started > restarted)
     finally:
         stream.stop()
+    print(f"\npgbouncer restart: {sum(1 for o in stream.outcomes if o.status == 503)} posts answered 503, "
+          f"first 200 {first - restarted:.2f} s after pgbouncer listened again, "
+          f"{len(stream.acknowledged())} acknowledged")
     assert not stream.odd(), f"outcomes other than 200/503 with Retry-After: {stream.odd()[:5]}"
     stored = message_counts(direct, token + "-")
     lost = [m for m in stream.acknowledged() if stored.get(m) != 1]
