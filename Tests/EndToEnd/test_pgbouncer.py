@@ -134,6 +134,23 @@ def server_connections(direct: str) -> int:
                             "AND pid <> pg_backend_pid();").strip())
 
 
+def test_migrations_and_the_listener_use_only_the_direct_url(env, fresh_database, start_server):
+    """Nothing that needs a session of its own goes through --database-url: here it leads nowhere at all."""
+    direct = fresh_database()
+    nowhere = f"postgresql://postgres@127.0.0.1:{free_port()}/chatterdb"
+    done = subprocess.run([env.binary, "migrate", "--database-url", nowhere, "--direct-database-url", direct,
+                           "--migrations", str(env.migrations)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    migrations = len(list(env.migrations.glob("*.sql")))
+    assert psql(direct, "SELECT count(*) FROM schema_migrations;").strip() == str(migrations)
+    direct = fresh_database()  # serve must migrate an empty one by itself, directly
+    server = start_server("--direct-database-url", direct, url=nowhere)
+    assert psql(direct, "SELECT count(*) FROM schema_migrations;").strip() == str(migrations)
+    assert wait_until(lambda: any("event=change_listener_up" in line for line in server.process.lines), 5), \
+        server.process.log()
+    assert server.get("/readyz", timeout=BOUND).status == 503, "the pool should be the one that cannot connect"
+
+
 def test_concurrent_posts_through_a_smaller_transaction_pool_are_all_stored(pooled, token):
     server, bouncer, direct = pooled
     outcomes: list = []
