@@ -131,7 +131,8 @@ import Testing
 
     @Test func theDirectDatabaseURLDefaultsToTheDatabaseURL() throws {
         let pooled = try serve(["--database-url", "host=pgbouncer port=6432"])
-        #expect(pooled.pooledConninfo == "host=pgbouncer port=6432" && pooled.directConninfo == "host=pgbouncer port=6432")
+        #expect(pooled.pooledConninfo == "host=pgbouncer port=6432")
+        #expect(pooled.directConninfo == "host=pgbouncer port=6432")
         #expect(!pooled.poolMayBeAPooler, "one URL is a direct session: named prepared statements stay")
         let split = try serve(["--direct-database-url", "host=db"], ["DATABASE_URL": "host=pgbouncer"])
         #expect(split.pooledConninfo == "host=pgbouncer" && split.directConninfo == "host=db")
