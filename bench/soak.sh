@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak test: one chatterd (TLS) under mixed load for N minutes (posts, feeds with gzip and ETags, incremental
-# reads, health checks, clients that vanish mid-request), its PostgreSQL restarted every minute, its resident
-# memory and descriptors sampled every 10 s. Fails when an acknowledged post is not stored exactly once, an
+# reads, health checks, clients that vanish mid-request, and another writer holding the store near 1000 chatts),
+# its PostgreSQL restarted every minute, its resident memory and descriptors sampled every 10 s. Fails when an acknowledged post is not stored exactly once, an
 # answer is not 200/304/503-with-Retry-After, memory or descriptors do not return to their baseline once
 # the load is gone, or chatterd does not exit 0 on SIGTERM. Loopback only; the load is bench/lib/soak.py.
 # Writes the series and the verdicts to .build/soak/results.md (bench/RESULTS.md keeps recorded runs).
