@@ -14,6 +14,8 @@ struct ConnectionParameters: Sendable {
     /// Settings every connection gets unless the conninfo sets the same keyword explicitly.
     /// Without them libpq would wait forever on a hung server (connect_timeout) and the kernel would take
     /// about two hours to notice a dead peer (keepalives); libpq ignores the TCP ones on Unix sockets.
+    /// chatterd writes, so a session on a hot standby (or any read-only one) is useless to it: with a multi-host
+    /// URL, libpq then tries the next host, which is how it finds a promoted primary after a failover.
     static let defaults: [(String, String)] = [
         ("connect_timeout", "3"),
         ("keepalives", "1"),
@@ -22,6 +24,7 @@ struct ConnectionParameters: Sendable {
         ("keepalives_count", "3"),
         ("tcp_user_timeout", "10000"),
         ("application_name", "chatterd"),
+        ("target_session_attrs", "read-write"),
     ]
 
     /// Idle-in-transaction limit sent to the server with every connection.

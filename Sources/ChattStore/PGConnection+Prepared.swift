@@ -9,9 +9,14 @@ struct PreparedStatement: Sendable {
 }
 
 extension PGConnection {
-    /// Runs `statement` with text parameters, preparing it first if this connection has not yet.
+    /// Runs `statement` with text parameters, preparing it first if this connection has not yet; on a connection
+    /// that does not prepare statements, sends it unnamed like `query(_:_:)`.
     /// - Throws: as `query(_:_:)`.
     func query(_ statement: PreparedStatement, _ parameters: [String?]) throws(StoreError) -> PGResult {
+        // A transaction-mode pooler gives each transaction whichever server connection is free, and a named
+        // statement lives on the one that prepared it. An unnamed statement is parsed, bound and run in one
+        // round trip, and so within one transaction, wherever it runs.
+        guard preparesStatements else { return try query(statement.sql, parameters) }
         try Self.refuseNUL(in: parameters)
         if !preparedNames.contains(statement.name) {
             _ = try checked(PQprepare(handle, statement.name, statement.sql, 0, nil))

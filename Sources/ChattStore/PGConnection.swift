@@ -14,14 +14,20 @@ public final class PGConnection: @unchecked Sendable {
     let handle: OpaquePointer
     /// Names of the statements already prepared in this session (see `PGConnection+Prepared`).
     var preparedNames: Set<String> = []
+    /// Whether `PreparedStatement`s are prepared under their names, or sent unnamed every time.
+    let preparesStatements: Bool
     /// Set when the server announced, between statements, that it is closing this session.
     private var serverIsClosing = false
+    /// Set when the server refused a write because the session is read-only (a standby, or a primary an operator
+    /// made read-only): a new connection may reach a writable server where this one never will.
+    private var sessionIsReadOnly = false
     /// Enough reads of an idle socket to reach end-of-file after a few queued server messages.
     private static let maximumIdleReads = 4
 
     /// Opens a connection, blocking for at most the `connect_timeout` in `parameters`.
     /// - Throws: `.connectFailed` with libpq's message.
-    init(parameters: ConnectionParameters) throws(StoreError) {
+    init(parameters: ConnectionParameters, preparesStatements: Bool = true) throws(StoreError) {
+        self.preparesStatements = preparesStatements
         // expand_dbname = 0: PQconninfoParse already expanded the conninfo; expanding a second time
         // would misread a database name that happens to contain '='.
         let connection = parameters.withCArrays { PQconnectdbParams($0, $1, 0) }
@@ -72,6 +78,7 @@ public final class PGConnection: @unchecked Sendable {
     /// Whether the connection may go back to the pool: open, and not left inside a transaction.
     var isReusable: Bool {
         PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && !serverIsClosing
+            && !sessionIsReadOnly
     }
 
     /// Whether an idle connection is still usable, noticing a server that closed it in the meantime.
@@ -129,6 +136,7 @@ public final class PGConnection: @unchecked Sendable {
     private func failure(sqlState: String?, message: String) -> StoreError {
         // After a broken connection the statement's outcome is unknown, whatever the server managed to say.
         let code: StoreError.Code = isConnected ? .queryFailed : .connectionLost
+        if sqlState == StoreError.readOnlySessionState { sessionIsReadOnly = true }
         // Data exceptions (class 22) quote the offending input, which may be a client's value.
         let detail = sqlState?.hasPrefix("22") == true ? nil : Self.oneLine(message)
         return StoreError(code, sqlState: sqlState, detail: detail)

@@ -30,6 +30,8 @@ public final class PGConnectionPool: Sendable {
     public let size: Int
     /// The longest a caller waits for a free connection.
     let acquireTimeout: DispatchTimeInterval
+    /// Whether its connections keep named prepared statements (see `PGConnection+Prepared`).
+    let preparesStatements: Bool
     private let parameters: Result<ConnectionParameters, StoreError>
     // One permit per connection: a caller holding a permit owns exactly one lent connection.
     private let permits: DispatchSemaphore
@@ -41,12 +43,15 @@ public final class PGConnectionPool: Sendable {
     ///   - size: the most connections to open.
     ///   - acquireTimeout: the longest a caller waits for a free connection.
     ///   - statementTimeout: the server cancels any statement running longer than this.
+    ///   - preparesStatements: false when `conninfo` may lead to a transaction-mode pooler, which can run a
+    ///     statement prepared on one server connection on another: every statement is then sent unnamed.
     public init(
         conninfo: String, size: Int = 4, acquireTimeout: Duration = .seconds(2),
-        statementTimeout: Duration = .seconds(5)
+        statementTimeout: Duration = .seconds(5), preparesStatements: Bool = true
     ) {
         precondition(size > 0, "a connection pool needs at least one connection")
         self.size = size
+        self.preparesStatements = preparesStatements
         let (seconds, attoseconds) = acquireTimeout.components
         self.acquireTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         // An unparsable conninfo surfaces as `.invalidConninfo` on first use (and so at migration, at start-up).
@@ -125,7 +130,7 @@ public final class PGConnectionPool: Sendable {
             throw StoreError(.backingOff)
         }
         do {
-            let connection = try PGConnection(parameters: parameters)
+            let connection = try PGConnection(parameters: parameters, preparesStatements: preparesStatements)
             state.withLock { $0.backoff.recordSuccess() }
             return connection
         } catch {

@@ -6,9 +6,14 @@ extension StoreError {
     static let rejectedStates: Set<String> = ["22001", "22021", "22P05", "23514"]
 
     /// SQLSTATEs meaning the server is going away, starting up, overloaded or too slow right now:
-    /// query canceled by statement_timeout (57014), admin/crash shutdown (57P01, 57P02), cannot connect now (57P03).
+    /// query canceled by statement_timeout (57014), admin/crash shutdown (57P01, 57P02), cannot connect now (57P03),
+    /// read-only session (25006).
     /// Whole classes 08 (connection exception) and 53 (insufficient resources) are added by prefix.
-    static let unavailableStates: Set<String> = ["57014", "57P01", "57P02", "57P03"]
+    static let unavailableStates: Set<String> = ["57014", "57P01", "57P02", "57P03", readOnlySessionState]
+
+    /// read_only_sql_transaction: the session cannot write, typically because it reached a hot standby. Nothing was
+    /// written, and after a failover the next connection finds the new primary, so it is a 503, not a 500.
+    static let readOnlySessionState = "25006"
 
     /// How this failure of `operation` (a repository method's name) looks to the API, its text led by the
     /// operation so that the operator's log says what failed.

@@ -37,15 +37,13 @@ public enum Chatterd {
 
     static func migrate(_ options: MigrateOptions) {
         let logger = makeLogger(options.log)
-        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: 1)
         do {
-            let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
+            let applied = try Migrator.migrate(conninfo: options.directConninfo, directory: options.migrationsDirectory)
             let versions = applied.joined(separator: ",")
             logger.log(.info, "migrated", ["applied": .integer(applied.count), "versions": "\(versions)"])
         } catch {
             fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
-        pool.close()
         logger.writer.flush()
     }
 
@@ -55,12 +53,14 @@ public enum Chatterd {
         // contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         let logger = makeLogger(options.log)
-        let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)
+        let pool = PGConnectionPool(
+            conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let feedCache = ChattFeedCache()
         let server = makeServer(options, pool: pool, feedCache: feedCache, logger: logger)
         do {
-            let applied = try Migrator.migrate(pool: pool, directory: options.migrationsDirectory)
+            // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
+            let applied = try Migrator.migrate(conninfo: options.directConninfo, directory: options.migrationsDirectory)
             if !applied.isEmpty { logger.log(.info, "migrated", ["versions": "\(applied.joined(separator: ","))"]) }
         } catch {
             fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
@@ -78,7 +78,8 @@ public enum Chatterd {
         logger.log(.info, "listening", [
             "host": "\(options.server.host)", "port": .integer(Int(port)), "tls": .boolean(!options.plainHTTP),
             "reuse_port": .boolean(options.server.reusePort),
-            "database": "\(ConninfoRedaction.redacted(options.databaseURL ?? ""))",
+            "database": "\(ConninfoRedaction.redacted(options.pooledConninfo))",
+            "direct_database": "\(ConninfoRedaction.redacted(options.directConninfo))",
         ])
         let certificates = CertificateWatch(server: server, logger: logger)
         certificates.start()
@@ -102,7 +103,9 @@ public enum Chatterd {
         _ options: ServeOptions, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
-            conninfo: options.databaseURL ?? "", onChange: { feedCache.invalidate() },
+            // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
+            // server connection ran it, and notifications would go to someone else.
+            conninfo: options.directConninfo, onChange: { feedCache.invalidate() },
             onListening: { listening in
                 feedCache.setNotificationsTrusted(listening && !options.strictFeeds)
                 if listening {

@@ -42,6 +42,7 @@ struct ServeOptions: CommandOptions {
     var keyPath = "./chatterd.key"
     var plainHTTP = false
     var databaseURL: String?
+    var directDatabaseURL: String?
     var migrationsDirectory = "./migrations"
     var poolSize = 8
     var drainSeconds = 10.0
@@ -135,6 +136,7 @@ struct ServeOptions: CommandOptions {
 /// Options of `chatterd migrate`.
 struct MigrateOptions: CommandOptions {
     var databaseURL: String?
+    var directDatabaseURL: String?
     var migrationsDirectory = "./migrations"
     var log = LogOptions()
 

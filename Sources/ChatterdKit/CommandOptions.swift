@@ -14,6 +14,8 @@ protocol CommandOptions {
     static var options: [CommandOption<Self>] { get }
     /// The database URL, which also falls back to `DATABASE_URL`.
     var databaseURL: String? { get set }
+    /// The URL of a session straight to PostgreSQL, for what a transaction-mode pooler cannot carry.
+    var directDatabaseURL: String? { get set }
     var migrationsDirectory: String { get set }
     var log: LogOptions { get set }
     init()
@@ -47,6 +49,23 @@ extension CommandOptions {
         if databaseURL == nil, let url = environment["DATABASE_URL"], !url.isEmpty { databaseURL = url }
     }
 
+    /// The conninfo of the pooled connections ("" leaves everything to libpq's defaults and `PG*` variables).
+    var pooledConninfo: String {
+        databaseURL ?? ""
+    }
+
+    /// The conninfo of the sessions that need one PostgreSQL session to themselves: migrations (a session-level
+    /// advisory lock across statements) and `LISTEN`. Without `--direct-database-url`, the pooled one.
+    var directConninfo: String {
+        directDatabaseURL ?? pooledConninfo
+    }
+
+    /// Whether the pooled URL may lead to a transaction-mode pooler, which is what a separate direct URL is for:
+    /// the pool then sends no named prepared statements.
+    var poolMayBeAPooler: Bool {
+        directDatabaseURL != nil
+    }
+
     /// The environment variable for `flag`: `--pool-size` → `CHATTERD_POOL_SIZE`.
     static func variable(for flag: String) -> String {
         "CHATTERD_" + flag.dropFirst(2).uppercased().replacing("-", with: "_")
@@ -58,9 +77,14 @@ extension CommandOptions {
             .text(
                 "--database-url", "URL", "libpq URI or key=value string", \.databaseURL,
                 fallback: "DATABASE_URL, then libpq's PG* variables"),
+            .text(
+                "--direct-database-url", "URL", "a session straight to PostgreSQL, for LISTEN and migrations, when "
+                    + "--database-url leads to a transaction-mode pooler", \.directDatabaseURL,
+                fallback: "--database-url, with prepared statements"),
             .text("--migrations", "DIR", "migration files, applied in name order", \.migrationsDirectory),
         ]
     }
+
 
     /// The options every command has for its log lines.
     static var logOptions: [CommandOption<Self>] {

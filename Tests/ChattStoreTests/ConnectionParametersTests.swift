@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct ConnectionParametersTests {
     static let safetyKeywords = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                                 "keepalives_count", "tcp_user_timeout", "application_name"]
+                                 "keepalives_count", "tcp_user_timeout", "application_name",
+                                 "target_session_attrs"]
 
     @Test(arguments: [
         "",
@@ -20,6 +21,7 @@ import Testing
         #expect(parameters.value(for: "keepalives_count") == "3")
         #expect(parameters.value(for: "tcp_user_timeout") == "10000")
         #expect(parameters.value(for: "application_name") == "chatterd")
+        #expect(parameters.value(for: "target_session_attrs") == "read-write")
         #expect(parameters.value(for: "options")
             == "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000")
         #expect(Set(parameters.keywords).count == parameters.keywords.count, "no keyword twice")
@@ -37,8 +39,10 @@ import Testing
 
     @Test func explicitSettingsWin() throws {
         let parameters = try ConnectionParameters(
-            conninfo: "dbname=x connect_timeout=7 application_name=chatterd-blue", statementTimeout: .seconds(5))
+            conninfo: "dbname=x connect_timeout=7 application_name=chatterd-blue target_session_attrs=any",
+            statementTimeout: .seconds(5))
         #expect(parameters.value(for: "connect_timeout") == "7")
+        #expect(parameters.value(for: "target_session_attrs") == "any")
         #expect(parameters.value(for: "application_name") == "chatterd-blue")
     }
 

@@ -17,6 +17,7 @@ import Testing
         ("57P01", .unavailable, "admin shutdown"),
         ("57P02", .unavailable, "crash shutdown"),
         ("57P03", .unavailable, "cannot connect now"),
+        ("25006", .unavailable, "read-only session, as on a hot standby"),
         ("23505", .failed, "unique violation"),
         ("42P01", .failed, "undefined table"),
         ("57P04", .failed, "database dropped"),

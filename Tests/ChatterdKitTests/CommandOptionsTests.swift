@@ -26,6 +26,7 @@ import TestSupport
         let environment = [
             "CHATTERD_HOST": "127.0.0.2", "CHATTERD_PORT": "8444", "CHATTERD_CERT": "/c.crt", "CHATTERD_KEY": "/c.key",
             "CHATTERD_PLAIN_HTTP": "yes", "CHATTERD_REUSE_PORT": "1", "CHATTERD_DATABASE_URL": "dbname=x",
+            "CHATTERD_DIRECT_DATABASE_URL": "dbname=x port=5433",
             "CHATTERD_MIGRATIONS": "/m", "CHATTERD_POOL_SIZE": "3", "CHATTERD_DRAIN_TIMEOUT": "2.5",
             "CHATTERD_LOG_FORMAT": "json", "CHATTERD_LOG_LEVEL": "warn", "CHATTERD_MAX_CONNECTIONS": "7",
             "CHATTERD_MAX_REQUESTS_PER_CONNECTION": "9", "CHATTERD_MAX_REQUEST_LINE_BYTES": "100",
@@ -42,6 +43,7 @@ import TestSupport
         #expect(options.certificatePath == "/c.crt" && options.keyPath == "/c.key")
         #expect(options.plainHTTP && options.server.reusePort)
         #expect(options.databaseURL == "dbname=x" && options.migrationsDirectory == "/m")
+        #expect(options.directDatabaseURL == "dbname=x port=5433")
         #expect(options.poolSize == 3 && options.drainSeconds == 2.5 && options.strictFeeds)
         #expect(options.log.format == .json && options.log.level == .warn)
         #expect(options.server.maxConnections == 7 && options.server.maxRequestsPerConnection == 9)
@@ -142,6 +144,33 @@ import TestSupport
         }
         #expect(options.databaseURL == "dbname=m" && options.migrationsDirectory == "/mig")
         #expect(options.log.format == .json)
+    }
+
+    @Test func theDirectDatabaseURLDefaultsToTheDatabaseURL() throws {
+        let pooled = try serve(["--database-url", "host=pgbouncer port=6432"])
+        #expect(pooled.pooledConninfo == "host=pgbouncer port=6432")
+        #expect(pooled.directConninfo == "host=pgbouncer port=6432")
+        #expect(!pooled.poolMayBeAPooler, "one URL is a direct session: named prepared statements stay")
+        let split = try serve(["--direct-database-url", "host=db"], ["DATABASE_URL": "host=pgbouncer"])
+        #expect(split.pooledConninfo == "host=pgbouncer" && split.directConninfo == "host=db")
+        #expect(split.poolMayBeAPooler)
+        let neither = try serve()
+        #expect(neither.pooledConninfo == "" && neither.directConninfo == "")
+    }
+
+    @Test func migrateUsesTheDirectDatabaseURLWhenGiven() throws {
+        let environment = ["CHATTERD_DATABASE_URL": "host=pgbouncer", "CHATTERD_DIRECT_DATABASE_URL": "host=db"]
+        guard case .migrate(let options) = try Command.parse(["migrate"], environment: environment) else {
+            Issue.record("not a migrate command")
+            return
+        }
+        #expect(options.directConninfo == "host=db")
+        guard case .migrate(let plain) = try Command.parse(["migrate", "--database-url", "host=db2"], environment: [:])
+        else {
+            Issue.record("not a migrate command")
+            return
+        }
+        #expect(plain.directConninfo == "host=db2")
     }
 
     @Test func unknownFlagsAreRefused() {

@@ -66,23 +66,40 @@ def _pg_bindir() -> Path | None:
 
 
 class Cluster:
-    """A throwaway PostgreSQL cluster on a Unix socket, owned by the test that made it."""
+    """A throwaway PostgreSQL cluster on a Unix socket, owned by the test that made it.
 
-    def __init__(self, port: int):
+    With `listen` (e.g. "127.0.0.1") it also takes TCP connections on `port`; `settings` are extra server
+    settings given on the command line at every start. With `standby_of`, the data directory is a
+    `pg_basebackup -R` copy of that running cluster instead of a new one, so it starts as its hot standby."""
+
+    def __init__(self, port: int, listen: str = "", settings: dict[str, str] | None = None,
+                 standby_of: "Cluster | None" = None):
         bindir = _pg_bindir()
         if bindir is None or not (bindir / "initdb").exists():
             raise FileNotFoundError("initdb/pg_ctl not found")
         self.bindir = bindir
         self.port = port
+        self.listen = listen
+        self.settings = dict(settings or {})
         self.dir = Path(tempfile.mkdtemp(prefix="e2e-pg-"))
         self.as_root = os.geteuid() == 0
         if self.as_root:
             shutil.chown(self.dir, "postgres")
-        self._run("initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres")
+        if standby_of is None:
+            self._run("initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres")
+        else:
+            # -R writes standby.signal and primary_conninfo; -X stream copies the WAL the backup needs.
+            source = f"host={standby_of.dir} port={standby_of.port} user=postgres"
+            self._run("pg_basebackup", "-D", str(self.dir / "data"), "-R", "-X", "stream", "-c", "fast",
+                      "-d", source, timeout=120)
 
     @property
     def url(self) -> str:
         return f"postgresql:///postgres?host={self.dir}&port={self.port}&user=postgres"
+
+    def tcp_url(self, database: str = "postgres") -> str:
+        """A URL over TCP (needs `listen`)."""
+        return f"postgresql://postgres@{self.listen}:{self.port}/{database}"
 
     def _run(self, tool: str, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
         command = [str(self.bindir / tool), *args]
@@ -100,9 +117,15 @@ class Cluster:
             return ""
 
     def start(self) -> None:
-        options = f"-k {self.dir} -p {self.port} -c listen_addresses=''"
+        options = f"-k {self.dir} -p {self.port} -c listen_addresses='{self.listen}'"
+        for name, value in self.settings.items():
+            options += f" -c {name}={value}"
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-o", options, "-l", str(self.dir / "log"),
                   "-w", "start")
+
+    def promote(self) -> None:
+        """Ends recovery: the standby becomes a primary (waits until it accepts writes)."""
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-w", "-t", "60", "promote")
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", mode, "-w", "stop")
