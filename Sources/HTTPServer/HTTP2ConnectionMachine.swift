@@ -15,6 +15,8 @@ final class HTTP2ConnectionMachine {
         /// A GOAWAY with this error code went out (for metrics).
         case countGoaway(UInt32)
         case armTimer(Instant)
+        /// Half-close our side and read and drop input until the client closes (see `Phase.lingering`).
+        case linger
         case close
     }
 
@@ -24,8 +26,12 @@ final class HTTP2ConnectionMachine {
         case open
         /// GOAWAY sent: streams already started finish, then the connection closes.
         case draining
-        /// GOAWAY sent for good: close once the output is written.
+        /// GOAWAY sent for good: linger once the output is written.
         case closing
+        /// After a GOAWAY, everything written: input is dropped until the client closes or the linger deadline.
+        /// Closing with the client's bytes unread would reset the connection, and the client could lose the
+        /// GOAWAY and the responses before it (RFC 9113 §6.8; RFC 9112 §9.6 for the same with HTTP/1.1).
+        case lingering
         case closed
     }
 
@@ -49,6 +55,7 @@ final class HTTP2ConnectionMachine {
     private var idleSince: Instant?
     /// When a write last made progress while output was waiting; nil while nothing waits.
     private var blockedSince: Instant?
+    private var lingeringSince = Instant.distantFuture
     private var armedDeadline = Instant.distantFuture
 
     /// A machine for a connection whose transport became ready at `now`.
@@ -109,7 +116,7 @@ final class HTTP2ConnectionMachine {
 
     /// Frames ready to write, at most about `room` bytes of them; empty when there is nothing (more) to send.
     func produce(room: Int, at now: Instant) -> (chunks: [ArraySlice<UInt8>], actions: [Action]) {
-        guard phase != .closed, room > 0 else { return ([], []) }
+        guard phase != .closed, phase != .lingering, room > 0 else { return ([], []) }
         let chunks: [ArraySlice<UInt8>]
         do {
             chunks = try session.send(limit: room)
@@ -123,10 +130,11 @@ final class HTTP2ConnectionMachine {
     /// Everything produced so far is written; `more` is what `produce` had left to give.
     func outputDrained(more: Bool, at now: Instant) -> [Action] {
         blockedSince = nil
-        guard !more else { return [] }
+        guard !more, phase != .lingering else { return [] }
         if phase == .closing || (phase == .draining && openStreams.isEmpty) || !session.isActive {
-            phase = .closed
-            return [.close]
+            phase = .lingering
+            lingeringSince = now
+            return [.linger] + updatedDeadline()
         }
         return updatedDeadline()
     }
@@ -148,6 +156,13 @@ final class HTTP2ConnectionMachine {
         if let blockedSince, now >= blockedSince + timeouts.sendIdleSeconds {
             phase = .closed
             return [.close]
+        }
+        if phase == .lingering {
+            guard now < lingeringSince + timeouts.lingerSeconds else {
+                phase = .closed
+                return [.close]
+            }
+            return updatedDeadline()
         }
         if phase == .awaitingPreface {
             guard now < startedAt + timeouts.headerSeconds else {
@@ -179,7 +194,7 @@ final class HTTP2ConnectionMachine {
             session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
             phase = openStreams.isEmpty ? .closing : .draining
             return []
-        case .draining, .closing, .closed:
+        case .draining, .closing, .lingering, .closed:
             return []
         }
     }
@@ -222,7 +237,8 @@ final class HTTP2ConnectionMachine {
         return actions
     }
 
-    /// The earliest deadline now: the preface, a stalled request body, the idle connection, or the send idle.
+    /// The earliest deadline now: the preface, a stalled request body, the idle connection, the send idle, or the
+    /// end of lingering.
     private var deadline: Instant {
         var next = Instant.distantFuture
         if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
@@ -232,6 +248,8 @@ final class HTTP2ConnectionMachine {
         case .open, .draining:
             if let oldest = arriving.values.min() { next = min(next, oldest + timeouts.bodyIdleSeconds) }
             if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
+        case .lingering:
+            next = min(next, lingeringSince + timeouts.lingerSeconds)
         case .closing, .closed:
             break
         }

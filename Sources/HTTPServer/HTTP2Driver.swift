@@ -45,7 +45,7 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     }
 
     var wantsInput: Bool { !closed && machine.wantsInput }
-    var isLingering: Bool { false }
+    var isLingering: Bool { !closed && machine.phase == .lingering }
 
     func start() {
         run(machine.start())
@@ -120,6 +120,9 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
             case .reject(let response, let stream): reject(response, on: stream)
             case .countGoaway(let code): environment.statistics.http2GoawaySent(code: code)
             case .armTimer(let deadline): io.arm(deadline)
+            case .linger:
+                io.linger()
+                io.resumeReads()
             case .close:
                 closed = true
                 io.close()
