@@ -15,6 +15,8 @@ final class HTTP2ConnectionMachine {
         /// A GOAWAY with this error code went out (for metrics).
         case countGoaway(UInt32)
         case armTimer(Instant)
+        /// Read again: input was held back while our GOAWAY waited to be written.
+        case resumeReads
         /// Half-close our side and read and drop input until the client closes (see `Phase.lingering`).
         case linger
         case close
@@ -56,6 +58,11 @@ final class HTTP2ConnectionMachine {
     /// When a write last made progress while output was waiting; nil while nothing waits.
     private var blockedSince: Instant?
     private var lingeringSince = Instant.distantFuture
+    /// Our GOAWAY is queued and not yet written. No input is read meanwhile: nghttp2 takes new streams until its
+    /// GOAWAY goes out, and they would be handled though the GOAWAY tells the client they were not, so a client
+    /// could send a post again elsewhere (RFC 9113 §6.8). A protocol error in that input would also make
+    /// nghttp2 queue a second GOAWAY with a higher last stream id, which §6.8 forbids.
+    private var goawayQueued = false
     private var armedDeadline = Instant.distantFuture
 
     /// A machine for a connection whose transport became ready at `now`.
@@ -72,7 +79,7 @@ final class HTTP2ConnectionMachine {
 
     /// Whether the connection wants input now.
     var wantsInput: Bool {
-        (phase == .awaitingPreface || phase == .open || phase == .draining) && session.wantsRead
+        (phase == .awaitingPreface || phase == .open || phase == .draining) && session.wantsRead && !goawayQueued
     }
 
     /// Streams open now.
@@ -177,7 +184,7 @@ final class HTTP2ConnectionMachine {
             actions.append(.reject(.error(.requestTimeout, "request timed out"), stream: stream))
         }
         if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
-            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            goAway()
             phase = .closing
         }
         return actions + updatedDeadline()
@@ -191,12 +198,18 @@ final class HTTP2ConnectionMachine {
             phase = .closed
             return [.close]
         case .open:
-            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            goAway()
             phase = openStreams.isEmpty ? .closing : .draining
             return []
         case .draining, .closing, .lingering, .closed:
             return []
         }
+    }
+
+    /// Queues GOAWAY NO_ERROR with the last stream processed (see `goawayQueued`).
+    private func goAway() {
+        session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+        goawayQueued = true
     }
 
     // MARK: - Session events
@@ -213,7 +226,7 @@ final class HTTP2ConnectionMachine {
                 if streamsStarted == maxStreams, phase == .open {
                     // The cap, like HTTP/1.1's requests per connection: this one is served, then the client
                     // moves to a new connection.
-                    session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+                    goAway()
                     phase = .draining
                 }
             case .bodyProgress(let stream):
@@ -232,6 +245,10 @@ final class HTTP2ConnectionMachine {
                 if openStreams.isEmpty { idleSince = now }
             case .goawaySent(let code):
                 actions.append(.countGoaway(code))
+                if goawayQueued, code == NGHTTP2_NO_ERROR.rawValue {  // ours: nghttp2's own carry an error
+                    goawayQueued = false
+                    if wantsInput { actions.append(.resumeReads) }
+                }
             }
         }
         return actions

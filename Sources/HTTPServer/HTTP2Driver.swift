@@ -21,6 +21,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private var reportedStreams = 0
     private var pumping = false
     private var pumpAgain = false
+    /// Reads were resumed while pumping: input the transport holds already is read once the pump is done.
+    private var readsResumed = false
     private var closed = false
 
     init(
@@ -103,6 +105,10 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
             }
         } while pumpAgain && !closed
         reportStreams()
+        if readsResumed, !closed {
+            readsResumed = false
+            io.readBufferedInput()
+        }
     }
 
     /// Brings the open-streams gauge up to date.
@@ -120,6 +126,9 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
             case .reject(let response, let stream): reject(response, on: stream)
             case .countGoaway(let code): environment.statistics.http2GoawaySent(code: code)
             case .armTimer(let deadline): io.arm(deadline)
+            case .resumeReads:
+                io.resumeReads()
+                readsResumed = true
             case .linger:
                 io.linger()
                 io.resumeReads()

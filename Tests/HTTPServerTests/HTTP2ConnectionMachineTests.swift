@@ -30,6 +30,7 @@ import Testing
         private(set) var armed: Instant?
         /// Our side is shut and input is dropped: the GOAWAY is out, the machine waits for the client to close.
         private(set) var lingering = false
+        private(set) var resumedReads = 0
         private(set) var closed = false
         /// Whether to hand the machine's output to the client (off: a client that does not read).
         var delivering = true
@@ -86,6 +87,7 @@ import Testing
                     machine.respond(toRejected: response, on: stream, date: "Tue, 01 Dec 2026 00:00:00 GMT")
                 case .countGoaway(let code): goaways.append(code)
                 case .armTimer(let deadline): armed = deadline
+                case .resumeReads: resumedReads += 1
                 case .linger: lingering = true
                 case .close: closed = true
                 }
@@ -334,6 +336,26 @@ import Testing
         pair.exchange()
         #expect(pair.peer.responses[stream]?.body == Array("done".utf8))
         #expect(pair.lingering)
+    }
+
+    @Test func nothingIsReadWhileOurGoawayWaitsToBeWritten() throws {
+        // Read meanwhile, a new stream would be taken by nghttp2 and handled, though the GOAWAY then tells the
+        // client it was not processed (RFC 9113 §6.8): a post sent again elsewhere would be stored twice.
+        let pair = Pair()
+        pair.handler = { _ in nil }
+        let first = pair.peer.request("GET", "/slow")
+        pair.exchange()
+        pair.perform(pair.machine.drain())
+        #expect(!pair.machine.wantsInput)
+        pair.peer.request("POST", "/postmaps", body: Array("{}".utf8))
+        pair.peer.output().withUnsafeBytes { pair.perform(pair.machine.received($0, at: Self.at(1))) }
+        #expect(pair.handled.map(\.stream) == [first], "a stream above the GOAWAY's last was handled")
+        pair.deliver(at: Self.at(1))
+        #expect(pair.peer.goaways.first?.lastStream == first)
+        #expect(pair.resumedReads == 1 && pair.machine.wantsInput, "reading goes on once the GOAWAY is out")
+        pair.answer(first, .json(.ok, []))
+        pair.exchange()
+        #expect(pair.peer.responses[first]?.status == 200 && pair.lingering)
     }
 
     @Test func theStreamCapSendsGoawayAndServesTheStreamsBelowIt() throws {
