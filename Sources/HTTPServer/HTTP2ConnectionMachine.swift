@@ -113,13 +113,16 @@ final class HTTP2ConnectionMachine {
             body: response.body, includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
     }
 
-    /// The answer to a `.reject`ed stream. The client may still be sending a body: once the response is out,
-    /// the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
+    /// The answer to a `.reject`ed stream, with no body for a HEAD. The client may still be sending a body: once
+    /// the response is out, the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
     func respond(toRejected response: HTTPResponse, on stream: Int32, date: String) {
         session.respond(
             on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
-            body: response.body, includeBody: true, resetAfter: true)
+            body: response.body, includeBody: !rejectsHead(stream), resetAfter: true)
     }
+
+    /// Whether the `.reject`ed request on `stream` is a HEAD (its answer goes without a body).
+    func rejectsHead(_ stream: Int32) -> Bool { session.isHeadRequest(on: stream) }
 
     /// Frames ready to write, at most about `room` bytes of them; empty when there is nothing (more) to send.
     func produce(room: Int, at now: Instant) -> (chunks: [ArraySlice<UInt8>], actions: [Action]) {

@@ -162,14 +162,16 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private func reject(_ response: HTTPResponse, on stream: Int32) {
         requestsSeen += 1
         let requestID = environment.requestID(connection: connectionID, sequence: requestsSeen)
-        report(request: nil, response, requestID: requestID, since: .now)
+        report(request: nil, response, requestID: requestID, since: .now, head: machine.rejectsHead(stream))
         var response = response
         response.headers.add(RequestID.headerName, requestID)
         machine.respond(toRejected: response, on: stream, date: environment.dates.now)
     }
 
-    private func report(request: HTTPRequest?, _ response: HTTPResponse, requestID: String, since startedAt: Instant) {
-        let includesBody = response.sendsBody(inAnswerTo: request?.method ?? .GET)
+    private func report(
+        request: HTTPRequest?, _ response: HTTPResponse, requestID: String, since startedAt: Instant, head: Bool = false
+    ) {
+        let includesBody = response.sendsBody(inAnswerTo: request?.method ?? (head ? .HEAD : .GET))
         environment.handler.observe(HTTPExchange(
             request: request, response: response, bodyBytes: includesBody ? response.body.count : 0,
             seconds: Instant.now.seconds(since: startedAt), remoteAddress: remoteAddress, requestID: requestID,

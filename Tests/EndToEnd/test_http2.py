@@ -57,6 +57,8 @@ SAME_AS_HTTP11 = {
     "unknown-since": ("GET", "/getmaps?since=00000000-0000-0000-0000-000000000000", None, []),
     "head-getmaps": ("HEAD", "/getmaps", None, []),
     "head-not-found": ("HEAD", "/nope", None, []),
+    "head-431": ("HEAD", "/getmaps", None, [(f"x-f-{i}", "1") for i in range(101)]),
+    "head-417": ("HEAD", "/getmaps", None, [("Expect", "nothing")]),
 }
 
 

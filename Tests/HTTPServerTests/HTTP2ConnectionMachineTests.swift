@@ -215,6 +215,20 @@ import Testing
         #expect(pair.handled.isEmpty)
     }
 
+    @Test func aRejectedHeadIsAnsweredWithoutABody() throws {
+        // A body on a HEAD response is a stream error for the client (RFC 9113 §8.1.1): it lost the answer.
+        let pair = Pair()
+        let tooMany = pair.peer.request("HEAD", "/getmaps", headers: (0..<101).map { ("x-h\($0)", "v") })
+        let expectation = pair.peer.request("HEAD", "/getmaps", headers: [("expect", "nothing")])
+        pair.exchange()
+        for (stream, status) in [(tooMany, 431), (expectation, 417)] {
+            let response = try #require(pair.peer.responses[stream])
+            #expect(response.status == status && response.complete && response.body.isEmpty)
+            #expect(response.resetCode == nil || response.resetCode == NGHTTP2_NO_ERROR.rawValue)
+            #expect(Int(response.header("content-length") ?? "") ?? 0 > 0, "the length of the error it stands for")
+        }
+    }
+
     @Test func unknownMethodIs501AndAnAbsoluteFormPathIs400() throws {
         let pair = Pair()
         let brew = pair.peer.request("BREW", "/")
