@@ -130,7 +130,7 @@ private final class SessionRun {
             case .reject(let response, let stream):
                 precondition(!handled.contains(stream), "a stream both handled and rejected")
                 precondition(response.status.code >= 400, "a rejection that is not an error")
-                answered[stream] = response.body.count
+                answered[stream] = machine.rejectsHead(stream) ? 0 : response.body.count
                 machine.respond(toRejected: response, on: stream, date: date)
             case .countGoaway:
                 break
