@@ -2,7 +2,8 @@
 # shellcheck disable=SC2034 # BENCH_PID and BENCH_URL are read by bench/lib/scenarios.sh
 # nginx as the baseline: a throwaway configuration under the output directory (no system file is
 # read or touched), serving chatterd's tiny /healthz response and a static copy of the /getmaps body,
-# plain and precompressed, over TLS with chatterd's certificate and over plain HTTP.
+# plain and precompressed, over TLS with chatterd's certificate (ALPN h2 or http/1.1, as chatterd) and over
+# plain HTTP.
 # bench_nginx_start NAME sets BENCH_PID[NAME-tls], BENCH_PID[NAME-plain] (the same master process),
 # BENCH_URL[NAME-tls] and BENCH_URL[NAME-plain].
 
@@ -57,9 +58,11 @@ http {
     sendfile on;
     tcp_nodelay on;
     server_tokens off;
-    # chatterd's limits: 60 s keep-alive idle, 1000 requests per connection.
+    # chatterd's limits: 60 s keep-alive idle, 1000 requests per connection (HTTP/2 streams count as
+    # requests), 100 concurrent streams.
     keepalive_timeout 60s;
     keepalive_requests 1000;
+    http2_max_concurrent_streams 100;
     # chatterd's TLS: 1.2 and 1.3, the same groups, the same certificate.
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_ecdh_curve X25519:prime256v1:secp384r1;
@@ -69,7 +72,7 @@ http {
     default_type application/json;
     server {
         listen 127.0.0.1:$plain_port;
-        listen 127.0.0.1:$tls_port ssl;
+        listen 127.0.0.1:$tls_port ssl http2;
         root $docroot;
         location = /healthz { return 200 '{"status":"ok"}'; }
         location = /getmaps { gzip_static on; }
