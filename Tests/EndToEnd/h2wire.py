@@ -20,13 +20,12 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.events
-import h2.exceptions
 import h2.settings
 from h2.connection import ConnectionInputs, ConnectionState
 import hpack
 import hyperframe.frame
 
-from wire import ConnectionClosed, Endpoint, ProtocolError, Response
+from wire import ConnectionClosed, Endpoint, ProtocolError, Response, SocketOwner, recv_some
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # RFC 9113 §8.2.2: fields that only mean something to one HTTP/1.1 connection.
@@ -87,7 +86,7 @@ class Stream:
         return Response("HTTP/2", status, "", headers, bytes(self.body))
 
 
-class H2Conn:
+class H2Conn(SocketOwner):
     """One HTTP/2 client connection over a connected socket (TLS already negotiated `h2`, or plain).
 
     With `validate=False` the `h2` library sends header fields exactly as given (names unchecked, not
@@ -98,7 +97,7 @@ class H2Conn:
 
     def __init__(self, sock: socket.socket, *, tls: bool, validate: bool = True, auto_ack: bool = True,
                  settings: dict | None = None, timeout: float = 10.0, write_size: int = 0):
-        self.sock = sock
+        super().__init__(sock)
         self.scheme = "https" if tls else "http"
         self.auto_ack = auto_ack
         self.timeout = timeout
@@ -121,18 +120,6 @@ class H2Conn:
         self.goaways: list[tuple[int, int]] = []
         self.eof = False
         self.flush()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
     # --- sending
 
@@ -208,16 +195,7 @@ class H2Conn:
         """Reads once and handles what arrived; False at EOF. Raises TimeoutError past the deadline."""
         if self.eof:
             return False
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("nothing from the server before the deadline")
-        self.sock.settimeout(remaining)
-        try:
-            data = self.sock.recv(65536)
-        except (socket.timeout, TimeoutError):
-            raise TimeoutError("nothing from the server before the deadline") from None
-        except (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError, BrokenPipeError):
-            data = b""
+        data = recv_some(self.sock, deadline)
         if not data:
             self.eof = True
             return False
@@ -310,15 +288,12 @@ class H2Endpoint(Endpoint):
     offer ALPN `h2`), else h2c with prior knowledge. `connect` gives an `H2Conn`."""
 
     def connect(self, timeout: float = 10.0, context: ssl.SSLContext | None = None, **options) -> H2Conn:
-        sock = socket.create_connection((self.host, self.port), timeout=timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        ctx = context or self.tls_context
-        if ctx is not None:
-            sock = ctx.wrap_socket(sock, server_hostname="localhost")
-            if sock.selected_alpn_protocol() != "h2":
-                sock.close()
-                raise ProtocolError(f"ALPN chose {sock.selected_alpn_protocol()!r}, not h2")
-        return H2Conn(sock, tls=ctx is not None, timeout=timeout, **options)
+        sock = self.open_socket(timeout, context)
+        tls = isinstance(sock, ssl.SSLSocket)
+        if tls and sock.selected_alpn_protocol() != "h2":
+            sock.close()
+            raise ProtocolError(f"ALPN chose {sock.selected_alpn_protocol()!r}, not h2")
+        return H2Conn(sock, tls=tls, timeout=timeout, **options)
 
     def request(self, method: str, target: str, body: bytes | None = None,
                 headers: list[tuple[str, str]] | None = None, timeout: float = 10.0) -> Response:
@@ -333,17 +308,13 @@ def over_h2(endpoint: Endpoint, cafile=None) -> H2Endpoint:
     return H2Endpoint(endpoint.host, endpoint.port, context, endpoint.process, dict(endpoint.extra))
 
 
-class RawH2:
+class RawH2(SocketOwner):
     """HTTP/2 written frame by frame (hyperframe, hpack), with no state machine: floods and bombs.
 
     It keeps its own HPACK encoder and decoder, so the server's tables stay in step with it."""
 
     def __init__(self, endpoint: H2Endpoint, timeout: float = 10.0, settings: dict | None = None):
-        sock = socket.create_connection((endpoint.host, endpoint.port), timeout=timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if endpoint.tls_context is not None:
-            sock = endpoint.tls_context.wrap_socket(sock, server_hostname="localhost")
-        self.sock = sock
+        super().__init__(endpoint.open_socket(timeout))
         self.encoder = hpack.Encoder()
         self.decoder = hpack.Decoder()
         self.decoder.max_allowed_table_size = 65536
@@ -351,18 +322,6 @@ class RawH2:
         self.frames: list = []
         self.eof = False
         self.sock.sendall(PREFACE + hyperframe.frame.SettingsFrame(0, settings=settings or {}).serialize())
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
     def send(self, *frames) -> bool:
         """Sends frames (hyperframe objects or bytes); False if the server has closed the connection."""
@@ -392,16 +351,7 @@ class RawH2:
                     return frame
             if self.eof:
                 return None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("no frame from the server before the deadline")
-            self.sock.settimeout(remaining)
-            try:
-                data = self.sock.recv(65536)
-            except (socket.timeout, TimeoutError):
-                raise TimeoutError("no frame from the server before the deadline") from None
-            except (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLError):
-                data = b""
+            data = recv_some(self.sock, deadline)
             if not data:
                 self.eof = True
             self.buf += data
