@@ -17,8 +17,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // HTTP/2 framing, HPACK and flow control (apt: libnghttp2-dev); it does no I/O of its own.
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-        // glibc headers Swift's Glibc module leaves out (mallopt); nothing to link.
+        // glibc headers Swift's Glibc module leaves out (mallopt, epoll); nothing to link.
         .systemLibrary(name: "CMalloc"),
+        .systemLibrary(name: "CEpoll"),
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
@@ -31,15 +32,17 @@ let package = Package(
         // Pure HTTP/1.1: request decoding, response serialization, limits. No I/O.
         .target(name: "HTTPCore", dependencies: ["ASCII", "JSON"]),
         // Structured log lines (logfmt or JSON) and the background writer that puts them on stderr.
-        .target(name: "Logging"),
+        .target(name: "Logging", dependencies: ["Syscalls"]),
         // Sockets, TLS and connections driven by Dispatch.
-        .target(name: "HTTPServer", dependencies: ["HTTPCore", "COpenSSL", "CNGHTTP2", "Locking", "Logging", "Syscalls"]),
+        .target(
+            name: "HTTPServer",
+            dependencies: ["HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
         .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
-        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON"]),
+        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
         // PostgreSQL storage over libpq: pool, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "Locking"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
@@ -51,7 +54,8 @@ let package = Package(
             ]),
         .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
-        .target(name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL"]),
+        .target(
+            name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL", "Syscalls"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
         // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
@@ -72,15 +76,16 @@ let package = Package(
 
         // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
         .target(
-            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "CZlib"],
+            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "Syscalls", "CZlib"],
             path: "Tests/TestSupport"),
+        .testTarget(name: "SyscallsTests", dependencies: ["Syscalls"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
         .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
         .testTarget(
             name: "ChattAPITests",
-            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore"]),
+            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(

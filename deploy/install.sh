@@ -88,15 +88,11 @@ use_swift() {
 
 # Installs the apt packages the build, the certificate and (unless remote) the database need.
 ensure_packages() {
-    _deps_find_swift || exit 1
+    deps_find_swift || exit 1
     swift --version >/dev/null 2>&1 || die "swift does not run; install the toolchain's dependencies (swift.org)"
-    local missing
-    # The test tools (pytest, PyYAML) are not needed on a server; the database is, unless it is remote.
-    mapfile -t missing < <(_deps_missing | grep -vxE 'python3(-pytest|-yaml)?' \
-        | { if [[ -n $database_url ]]; then grep -vx postgresql; else cat; fi; } || true)
-    (( ${#missing[@]} == 0 )) && return
-    log "installing ${missing[*]}"
-    deps_apt_install "${missing[@]}" || die "apt-get install failed"
+    local database=--local-database
+    [[ -z $database_url ]] || database=--remote-database
+    deps_ensure_server "$database" || die "the packages chatterd needs could not be installed"
 }
 
 # Builds a release binary with the Swift runtime linked in, so the service does not depend on where
@@ -178,7 +174,6 @@ prepare_database() {
     local db=$database
     if [[ -e $ENV_FILE ]]; then
         DB_URL=$(env_value CHATTERD_DATABASE_URL)
-        [[ -n $DB_URL ]] || DB_URL=$(env_value DATABASE_URL)  # written by an older install.sh
         [[ -n $DB_URL ]] || die "$ENV_FILE has no CHATTERD_DATABASE_URL"
         # A local database is one on the distribution's socket; only then is there anything to start.
         [[ $DB_URL == *"host=$DISTRO_PG_SOCKET_DIR"* ]] || return 0
@@ -202,16 +197,15 @@ migrate() {
         || die "chatterd migrate failed as $user. A local database needs 'local all all peer' in pg_hba.conf"
 }
 
-# Writes the environment file from the example once; an older one without CHATTERD_CERT is replaced.
+# Writes the environment file from the example once; an existing one is kept.
 ensure_env_file() {
-    if [[ -e $ENV_FILE ]] && grep -q '^CHATTERD_CERT=' "$ENV_FILE"; then
+    if [[ -e $ENV_FILE ]]; then
         log "keeping $ENV_FILE${settings_given[*]:+ (${settings_given[*]} not applied: edit it instead)}"
         # Readable by the service user, writable by root only (uninstall.sh hands it to root).
         chown "root:$user" "$ENV_FILE"
         chmod 0640 "$ENV_FILE"
         return
     fi
-    [[ ! -e $ENV_FILE ]] || { mv -f "$ENV_FILE" "$ENV_FILE.old"; warn "older $ENV_FILE saved as $ENV_FILE.old"; }
     # Replaces the KEY= line of the example with the value, or leaves it be (awk: no escaping trouble).
     (umask 027 && K1=CHATTERD_DATABASE_URL V1=$DB_URL K2=CHATTERD_PORT V2=$port \
         K3=CHATTERD_MIGRATIONS V3=$SHARE/migrations awk '
@@ -270,8 +264,6 @@ check_service() {
 # Records what was installed where, for uninstall.sh. CREATED_USER=yes once this script made the user.
 write_manifest() {
     if [[ -e $MANIFEST ]] && grep -qx 'CREATED_USER=yes' "$MANIFEST"; then created_user=yes; fi
-    # An environment file without a manifest is an older install.sh's, and that one made the user.
-    if [[ ! -e $MANIFEST && -e $ENV_FILE ]]; then created_user=yes; fi
     install -d -m 0750 -o root -g "$user" "$ETC"
     printf 'PREFIX=%s\nUSER=%s\nCREATED_USER=%s\n' "$prefix" "$user" "$created_user" >"$MANIFEST"
     chmod 0644 "$MANIFEST"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer target with SwiftPM and runs it for a fixed time (RELIABILITY.md §7).
+# Builds one libFuzzer target with SwiftPM and runs it for a fixed time.
 #
 # Usage: fuzz/run.sh TARGET SECONDS
 #

@@ -3,7 +3,7 @@ import ChattModel
 import HTTPCore
 import JSON
 
-/// The paths chatterd serves (API.md "Endpoints"), each with the one method it accepts.
+/// The paths chatterd serves (docs/API.md "Endpoints"), each with the one method it accepts.
 /// The raw value is the canonical path.
 public enum ChattRoute: String, CaseIterable, Sendable {
     case root = "/"

@@ -6,15 +6,19 @@ import JSON
 /// Routes requests to the chatt endpoints of docs/API.md, once per request, and says how each is answered.
 public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
+    /// Posts allowed per client address; nil for no limit.
+    private let postLimit: PostRateLimiter?
 
     /// The `/getmaps` and `/getchatts` cache; whoever learns of changes to the store calls its `invalidate()`.
     public var feedCache: ChattFeedCache { endpoints.cache }
 
-    /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil).
+    /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
+    /// past a client address's rate with 429.
     public init(
         repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        feedCache: ChattFeedCache = ChattFeedCache()
+        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil
     ) {
+        self.postLimit = postLimit
         endpoints = ChattEndpoints(
             repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache)
     }
@@ -37,10 +41,12 @@ public struct ChattRouter: Sendable {
         case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
-        case .postMaps:
-            return .blocking { endpoints.post(request.body, acceptingGeodata: true).routed(route.rawValue) }
-        case .postChatt:
-            return .blocking { endpoints.post(request.body, acceptingGeodata: false).routed(route.rawValue) }
+        case .postMaps, .postChatt:
+            if let postLimit, let client = request.clientAddress, let wait = postLimit.admit(client) {
+                return .ready(PostRateLimiter.refusal(waiting: wait).routed(route.rawValue))
+            }
+            let acceptingGeodata = route == .postMaps
+            return .blocking { endpoints.post(request.body, acceptingGeodata: acceptingGeodata).routed(route.rawValue) }
         case .readyz: return .blocking { endpoints.readyz().routed(route.rawValue) }
         }
     }

@@ -1,7 +1,7 @@
 import ChattModel
 
 /// The optional `since` and `limit` parameters of `GET /getmaps` and `GET /getchatts` (README
-/// "Incremental feeds"). Any other query key is ignored, as API.md asks of unnamed parameters.
+/// "Incremental feeds"). Any other query key is ignored, as docs/API.md asks of unnamed parameters.
 struct FeedQuery: Equatable, Sendable {
     /// Only rows after the chatt with this id, in feed order.
     var since: ChattID?

@@ -2,9 +2,10 @@ import ChattModel
 import HTTPCore
 import JSON
 
-/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (API.md).
+/// Writes `/getmaps` and `/getchatts` bodies: a JSON array of rows of strings, oldest first (docs/API.md).
 ///
-/// Hand-written over bytes because these bodies grow with the store; Foundation's encoders are 15–50× slower.
+/// Hand-written over bytes because these bodies grow with the store, and Foundation's encoders are many times slower
+/// (measured: bench/RESULTS.md, "Row encoder").
 public enum ChattRowEncoder {
     /// `[[name, message, id, timestamp, geodata|null], …]`, or `[]`.
     public static func mapsRows(_ chatts: [StoredChatt]) -> [UInt8] {

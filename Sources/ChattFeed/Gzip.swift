@@ -4,19 +4,10 @@ import JSON
 
 /// Compresses bytes into one gzip member (RFC 1952) with zlib's deflate.
 public enum Gzip {
-    /// The level feeds are compressed at. Measured here (Debian's zlib 1.2.13, one core, best of several runs)
-    /// on `/getmaps` bodies like the benchmark's, whose random UUIDs make up much of what cannot shrink:
-    ///
-    ///     level   1000 rows, 137 KB        100 000 rows, 13.9 MB
-    ///       1     1.5 ms → 43.8 KB (32 %)   266 ms → 4.32 MB (31 %)
-    ///       4     2.5 ms → 39.4 KB (29 %)   460 ms → 3.87 MB (28 %)
-    ///       6     3.5 ms → 39.0 KB (28 %)  1165 ms → 3.83 MB (27 %)
-    ///       9    26.1 ms → 38.1 KB (28 %)  3291 ms → 3.75 MB (27 %)
-    ///
-    /// Level 1. The body is compressed again after every change of the store, by the first gzip request
-    /// after it, which waits for it: the cost is paid per post, on a request's latency. Level 1 already
-    /// removes two thirds of the bytes; higher levels make the result only about a tenth smaller, for 1.7×
-    /// (level 4), 2.3–4.4× (level 6) and 12–17× (level 9) the time.
+    /// The level feeds are compressed at: 1. The body is compressed again after every change of the store, by the
+    /// first gzip request after it, which waits for it: the cost is paid per post, on a request's latency. Level 1
+    /// already removes most of the bytes; higher levels make the result only a little smaller, for several times
+    /// the time (measured: bench/RESULTS.md, "Gzip level").
     public static let feedLevel: Int32 = 1
 
     /// `bytes` as a gzip member, or nil if zlib fails (it only can when out of memory).

@@ -1,7 +1,7 @@
 import HTTPCore
 import JSON
 
-/// An error a client sees: a status and a short reason, sent as `{"error":"<reason>"}` (API.md "Errors").
+/// An error a client sees: a status and a short reason, sent as `{"error":"<reason>"}` (docs/API.md "Errors").
 public struct APIError: Error, Sendable, Equatable {
     /// The response status: 400, 404, 405, 422, 500 or 503.
     public var status: HTTPStatus

@@ -12,13 +12,6 @@ public protocol ChattRepository: Sendable {
     func ping() throws(RepositoryError)
 }
 
-extension ChattRepository {
-    /// Every chatt, oldest first in posting order.
-    public func all() throws(RepositoryError) -> [StoredChatt] {
-        try snapshot().chatts
-    }
-}
-
 /// Identifies the set of stored chatts. Chatts are only ever added, so the count alone changes with every
 /// committed post; the last sequence number also catches an operator deleting one row and a post adding one.
 public struct ChattsVersion: Sendable, Equatable {

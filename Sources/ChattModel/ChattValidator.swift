@@ -1,6 +1,6 @@
 import JSON
 
-/// Turns a `POST /postmaps` or `POST /postchatt` body into a `NewChatt`, applying API.md's rules in a fixed order.
+/// Turns a `POST /postmaps` or `POST /postchatt` body into a `NewChatt`, applying docs/API.md's rules in a fixed order.
 public enum ChattValidator {
     /// Names hold 1...32 Unicode scalars (PostgreSQL counts characters as scalars).
     public static let nameScalars = 1...32
@@ -71,7 +71,7 @@ public enum ChattValidator {
         }
     }
 
-    /// Bad encoding is 400 (API.md's "invalid UTF-8" row); every other parse failure is 422.
+    /// Bad encoding is 400 (docs/API.md's "invalid UTF-8" row); every other parse failure is 422.
     static func apiError(for error: JSONParseError) -> APIError {
         switch error {
         case .invalidUTF8: .badRequest("body is not valid UTF-8")

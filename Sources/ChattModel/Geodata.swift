@@ -1,6 +1,6 @@
 import JSON
 
-/// The content of a chatt's `geodata` string: a JSON array `[lat, lon, facing, speed]` (API.md `POST /postmaps`).
+/// The content of a chatt's `geodata` string: a JSON array `[lat, lon, facing, speed]` (docs/API.md `POST /postmaps`).
 ///
 /// Used only to check a posted string; the string itself is what gets stored, byte for byte.
 public struct Geodata: Sendable, Equatable {

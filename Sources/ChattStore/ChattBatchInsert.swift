@@ -3,8 +3,8 @@ import ChattModel
 /// Writes a batch of chatts on one connection: a single INSERT of every row, so one round trip and one commit.
 ///
 /// One statement over `unnest` of three arrays rather than libpq pipeline mode (one INSERT per row up to a single
-/// sync): measured here with pgbench at 64 rows a transaction (both prepared), the single statement stored 1.2 to 1.5
-/// times as many rows per second, and it leaves one result to check instead of one per row.
+/// sync): it stores more rows per second (measured: bench/RESULTS.md, "Batch insert"), and it leaves one result to
+/// check instead of one per row.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.
     static let batchStatement = PreparedStatement(

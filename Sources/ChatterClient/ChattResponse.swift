@@ -1,7 +1,7 @@
 import ChattModel
 import JSON
 
-/// Reads chatterd's answers as API.md defines them.
+/// Reads chatterd's answers as docs/API.md defines them.
 public enum ChattResponse {
     /// Row width of `/getmaps`: name, message, id, timestamp, geodata.
     public static let mapsWidth = 5

@@ -35,6 +35,6 @@ public let chatterUsage = """
       65  TLS failure: CA file unreadable, certificate not trusted or not for this host, handshake failed
       66  connection failure: unknown host, refused, unreachable, timed out, reset
       67  the server answered with an HTTP error status (its {"error": ...} reason is printed)
-      68  malformed response: not HTTP/1.1, or not the JSON that API.md describes
+      68  malformed response: not HTTP/1.1, or not the JSON that docs/API.md describes
 
     """

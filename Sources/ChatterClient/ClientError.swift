@@ -8,7 +8,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case connection(String)
     /// The server answered with an error status; `reason` is its `{"error": ...}` text when it sent one.
     case httpStatus(code: Int, reason: String)
-    /// The server's answer is not HTTP/1.1, or not the JSON that API.md promises.
+    /// The server's answer is not HTTP/1.1, or not the JSON that docs/API.md promises.
     case malformedResponse(String)
 
     /// Exit status for a usage error (sysexits' EX_USAGE).
@@ -19,7 +19,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let connectionExitCode: Int32 = 66
     /// Exit status when the server answers with an HTTP error status.
     public static let httpStatusExitCode: Int32 = 67
-    /// Exit status for a response that is not what API.md describes.
+    /// Exit status for a response that is not what docs/API.md describes.
     public static let malformedResponseExitCode: Int32 = 68
 
     /// The process exit status for this error.

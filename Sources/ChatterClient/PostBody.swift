@@ -1,7 +1,7 @@
 import HTTPCore
 import JSON
 
-/// The JSON body of `POST /postmaps` (API.md): name, message, and geodata as a string or `null`.
+/// The JSON body of `POST /postmaps` (docs/API.md): name, message, and geodata as a string or `null`.
 public enum PostBody {
     /// `{"name":…,"message":…,"geodata":…}` with `geodata` null when there is no location.
     public static func encode(name: String, message: String, location: Location?) -> [UInt8] {

@@ -1,3 +1,5 @@
+import Syscalls
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -33,21 +35,23 @@ final class TCPSocket: ByteStream {
     func write(_ bytes: [UInt8]) throws(ClientError) {
         var sent = 0
         while sent < bytes.count {
-            // MSG_NOSIGNAL: a peer that has gone away gives EPIPE here, not SIGPIPE.
-            let count = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count >= 0 {
+            do {
+                // MSG_NOSIGNAL: a peer that has gone away gives EPIPE here, not SIGPIPE.
+                let count = try Syscall.run("send") {
+                    bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
                 sent += count
-            } else if errno != EINTR {
-                throw failure(errno, doing: "sending to")
+            } catch {
+                throw failure(error.errno, doing: "sending to")
             }
         }
     }
 
     func read(into buffer: inout [UInt8]) throws(ClientError) -> Int {
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count >= 0 { return count }
-            if errno != EINTR { throw failure(errno, doing: "receiving from") }
+        do {
+            return try Syscall.run("recv") { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
+        } catch {
+            throw failure(error.errno, doing: "receiving from")
         }
     }
 
@@ -102,40 +106,41 @@ final class TCPSocket: ByteStream {
 
     /// Connects a new socket to one address without blocking past the timeout.
     private static func connect(_ address: Address, timeoutSeconds: Double) -> Attempt {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-        let started = address.bytes.withUnsafeBytes {
-            Glibc.connect(fd, $0.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
+        let fd: Int32
+        do {
+            let type = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+            fd = try Syscall.run("socket") { socket(address.family, type, 0) }
+        } catch {
+            return .failed(String(cString: strerror(error.errno)))
         }
-        var code = started == 0 ? 0 : errno
-        if code == EINPROGRESS { code = waitConnected(fd, timeoutSeconds: timeoutSeconds) }
-        guard code == 0 else {
+        do {
+            try Syscall.setNonBlocking(fd)
+            let started = address.bytes.withUnsafeBytes {
+                Glibc.connect(fd, $0.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
+            }
+            var code = started == 0 ? 0 : errno
+            // An interrupted non-blocking connect goes on in the background, like one in progress.
+            if code == EINPROGRESS || code == EINTR { code = try waitConnected(fd, timeoutSeconds: timeoutSeconds) }
+            guard code == 0 else {
+                close(fd)
+                return .failed(
+                    code == ETIMEDOUT ? "timed out after \(seconds(timeoutSeconds))" : String(cString: strerror(code)))
+            }
+            // Blocking from here on, with kernel timeouts: OpenSSL then needs no event loop.
+            try Syscall.setBlocking(fd)
+            try Syscall.setTimeout(fd, SO_RCVTIMEO, seconds: timeoutSeconds, name: "SO_RCVTIMEO")
+            try Syscall.setTimeout(fd, SO_SNDTIMEO, seconds: timeoutSeconds, name: "SO_SNDTIMEO")
+        } catch {
             close(fd)
-            return .failed(
-                code == ETIMEDOUT ? "timed out after \(seconds(timeoutSeconds))" : String(cString: strerror(code)))
+            return .failed(error.description)
         }
-        // Blocking from here on, with kernel timeouts: OpenSSL then needs no event loop.
-        _ = fcntl(fd, F_SETFL, flags)
-        let whole = timeoutSeconds.rounded(.down)
-        var limit = timeval(tv_sec: Int(whole), tv_usec: Int((timeoutSeconds - whole) * 1e6))
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         return .connected(fd)
     }
 
     /// Waits for a non-blocking connect to finish; returns its errno (0 on success, ETIMEDOUT on timeout).
-    private static func waitConnected(_ fd: Int32, timeoutSeconds: Double) -> Int32 {
-        var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        var ready: Int32
-        repeat {
-            ready = poll(&entry, 1, Int32(min(timeoutSeconds * 1000, Double(Int32.max))))
-        } while ready < 0 && errno == EINTR
-        guard ready > 0 else { return ready == 0 ? ETIMEDOUT : errno }
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) == 0 else { return errno }
-        return code
+    private static func waitConnected(_ fd: Int32, timeoutSeconds: Double) throws(SyscallError) -> Int32 {
+        let milliseconds = Int32(min(timeoutSeconds * 1000, Double(Int32.max)))
+        guard try Syscall.poll(fd, for: POLLOUT, timeoutMilliseconds: milliseconds) != 0 else { return ETIMEDOUT }
+        return try Syscall.pendingError(fd)
     }
 }

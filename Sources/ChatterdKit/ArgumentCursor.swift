@@ -1,7 +1,3 @@
-import ChattFeed
-import ChattModel
-import Logging
-
 /// A command-line or environment mistake, reported with the usage text and exit status 64.
 struct UsageError: Error, CustomStringConvertible {
     let description: String

@@ -25,9 +25,13 @@ extension Chatterd {
         let statistics = ServerStatistics()
         let router = ChattRouter(repository: repository, metrics: {
             metrics.render(MetricsGauges(
-                openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics), pool: poolStats(),
+                openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics),
+                certificateNotAfter: statistics.certificateNotAfter,
+                connectionsRefused: statistics.connectionsRefused, pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
-        }, feedCache: feedCache)
+        }, feedCache: feedCache, postLimit: options.postsPerSecondPerClient.map { rate in
+            PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
+        })
         let observer = RequestObserver(metrics: metrics, logger: logger)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {

@@ -50,11 +50,9 @@ public enum Chatterd {
     }
 
     static func serve(_ options: ServeOptions) {
-        // OpenSSL writes with write(): a client resetting mid-response must not kill the process.
-        signal(SIGPIPE, SIG_IGN)
-        // glibc gives each of the ~70 handler threads a malloc arena of its own, and freed feed buffers linger in
-        // them: under the 90/10 benchmark mix RSS reached 83 MB. Two arenas (one per core) keep it near the
-        // 50 MB budget of issue 4 for the cost of some lock contention in malloc.
+        // glibc gives each of the 64 or more handler threads a malloc arena of its own, and freed feed buffers
+        // linger in them. Two arenas (one per core) nearly halve peak memory under load, for the cost of some lock
+        // contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         let logger = makeLogger(options.log)
         let pool = PGConnectionPool(conninfo: options.databaseURL ?? "", size: options.poolSize)
@@ -82,7 +80,9 @@ public enum Chatterd {
             "reuse_port": .boolean(options.server.reusePort),
             "database": "\(ConninfoRedaction.redacted(options.databaseURL ?? ""))",
         ])
-        let signals = SignalWatcher(logger: logger) {
+        let certificates = CertificateWatch(server: server, logger: logger)
+        certificates.start()
+        let signals = SignalWatcher(logger: logger, onReload: { certificates.reload() }) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
                 stopping.withLock { $0 = true }
                 listener.stop()
@@ -92,7 +92,7 @@ public enum Chatterd {
                 exit(0)
             }
         }
-        withExtendedLifetime(signals) { dispatchMain() }
+        withExtendedLifetime((signals, certificates)) { dispatchMain() }
     }
 
     /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.

@@ -1,5 +1,4 @@
-import ChattFeed
-import ChattModel
+import Foundation
 import HTTPServer
 import Logging
 
@@ -12,6 +11,9 @@ enum Command {
 }
 
 extension Command {
+    /// The commands that take options, in the order `--help` lists them.
+    static var optionTypes: [any CommandOptions.Type] { [ServeOptions.self, MigrateOptions.self] }
+
     /// Parses `arguments` (without the program name); options not given fall back to `environment`
     /// (see `CommandOptions`).
     static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -31,18 +33,9 @@ extension Command {
 struct LogOptions {
     var level = LogLevel.info
     var format = LogFormat.logfmt
-
-    static let flagNames = ["--log-format", "--log-level"]
-
-    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
-        switch flag {
-        case "--log-format": format = try cursor.choice(for: flag, LogFormat.allCases.map { ($0.rawValue, $0) })
-        default: level = try cursor.choice(for: flag, LogLevel.allCases.map { ($0.name, $0) })
-        }
-    }
 }
 
-/// Options of `chatterd serve`. Server limits live in `server`, whose defaults are API.md's.
+/// Options of `chatterd serve`. Server limits live in `server`, whose defaults are docs/API.md's.
 struct ServeOptions: CommandOptions {
     var server = ServerConfiguration()
     var certificatePath = "./chatterd.crt"
@@ -55,30 +48,87 @@ struct ServeOptions: CommandOptions {
     /// Check the store's version on every feed read instead of trusting change notifications, so that a
     /// post through any process is in the very next read from any other (at a query per read).
     var strictFeeds = false
+    /// Posts per second allowed from one client address; nil for no limit.
+    var postsPerSecondPerClient: Int?
+    /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
+    var minimumTransferRate = Int(ConnectionTimeouts().minimumBytesPerSecond)
     var log = LogOptions()
 
     static let command = "serve"
-    static let flagNames = [
-        "--host", "--port", "--cert", "--key", "--plain-http", "--reuse-port", "--database-url", "--migrations",
-        "--pool-size", "--drain-timeout", "--strict-feeds",
-    ] + LogOptions.flagNames + ServerConfiguration.flagNames
+    static let summary = "apply pending migrations, then serve HTTPS"
+    static let options: [CommandOption<Self>] =
+        [
+            .text("--host", "H", "address to listen on", \.server.host),
+            .number("--port", "port to listen on", \.server.port),
+            .text("--cert", "FILE", "certificate chain, PEM", \.certificatePath),
+            .text("--key", "FILE", "private key, PEM, readable by its owner only", \.keyPath),
+            .switch("--plain-http", "plain HTTP instead of HTTPS (only behind a TLS-terminating proxy)", \.plainHTTP),
+            .switch("--reuse-port", "SO_REUSEPORT: share the port with other chatterd processes", \.server.reusePort),
+        ] + databaseOptions
+        + [
+            .number("--pool-size", "database connections", \.poolSize, atLeast: 1),
+            .seconds("--drain-timeout", "graceful shutdown deadline", \.drainSeconds),
+            .switch(
+                "--strict-feeds", "check the database on every feed read, so a post through any process shows in the "
+                    + "next read from any other", \.strictFeeds,
+                whenOff: "trust change notifications, which reach other processes within milliseconds"),
+        ] + logOptions
+        + [
+            .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,
+                    atLeast: 1),
+            .number(
+                "--max-requests-per-connection", "requests served on one connection before it is closed",
+                \.server.maxRequestsPerConnection, atLeast: 1),
+            .number(
+                "--max-request-line-bytes", "longest request line, else 414", \.server.limits.maxRequestLineBytes,
+                atLeast: 16),
+            .number(
+                "--max-header-bytes", "largest header section, else 431", \.server.limits.maxHeaderBytes, atLeast: 16),
+            .number("--max-header-count", "most header fields, else 431", \.server.limits.maxHeaderCount, atLeast: 1),
+            .number("--max-body-bytes", "largest request body, else 413", \.server.limits.maxBodyBytes),
+            .seconds(
+                "--handshake-timeout", "from accept to a completed TLS handshake", \.server.timeouts.handshakeSeconds),
+            .seconds(
+                "--header-timeout", "for a whole request head, from its first byte", \.server.timeouts.headerSeconds),
+            .seconds("--body-timeout", "longest gap between body bytes", \.server.timeouts.bodyIdleSeconds),
+            .seconds(
+                "--send-timeout", "longest time a response write makes no progress", \.server.timeouts.sendIdleSeconds),
+            .seconds(
+                "--keepalive-timeout", "longest wait for the next request on a kept-alive connection",
+                \.server.timeouts.keepAliveIdleSeconds),
+            .number(
+                "--min-transfer-rate", "slowest a request may arrive, and a response leave once the socket is full, "
+                    + "in bytes per second over 5 s windows (0: no floor)", \.minimumTransferRate),
+            .switch(
+                "--http2", "offer HTTP/2: ALPN h2 over TLS, prior knowledge on plain HTTP", \.server.http2.enabled),
+            .number(
+                "--max-concurrent-streams", "HTTP/2 streams one connection may have open at once",
+                \.server.http2.maxConcurrentStreams, atLeast: 1),
+            .limit(
+                "--max-connections-per-ip", "connections one client address may hold open",
+                \.server.maxConnectionsPerClient),
+            .limit(
+                "--post-rate-per-ip", "posts per second from one client address (bursts of twice that); "
+                    + "past it, 429", \.postsPerSecondPerClient),
+            trustedProxies,
+        ]
 
-    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
-        switch flag {
-        case "--host": server.host = try cursor.value(for: flag)
-        case "--port": server.port = try cursor.number(for: flag)
-        case "--cert": certificatePath = try cursor.value(for: flag)
-        case "--key": keyPath = try cursor.value(for: flag)
-        case "--plain-http": plainHTTP = try cursor.switchValue(for: flag)
-        case "--reuse-port": server.reusePort = try cursor.switchValue(for: flag)
-        case "--database-url": databaseURL = try cursor.value(for: flag)
-        case "--migrations": migrationsDirectory = try cursor.value(for: flag)
-        case "--pool-size": poolSize = try cursor.number(for: flag, atLeast: 1)
-        case "--drain-timeout": drainSeconds = try cursor.seconds(for: flag)
-        case "--strict-feeds": strictFeeds = try cursor.switchValue(for: flag)
-        case "--log-format", "--log-level": try log.set(flag, from: &cursor)
-        default: try server.set(flag, from: &cursor)
+    /// `--trusted-proxy`: addresses and CIDR ranges, comma-separated.
+    static let trustedProxies = CommandOption<Self>(
+        flag: "--trusted-proxy", placeholder: "LIST",
+        help: "proxies (addresses or CIDR ranges, comma-separated) whose PROXY protocol header or X-Forwarded-For "
+            + "names the client",
+        shownDefault: { _ in "default: none; every peer is the client" }
+    ) { options, cursor throws(UsageError) in
+        let text = try cursor.value(for: "--trusted-proxy")
+        var ranges: [AddressRange] = []
+        for item in text.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) }) {
+            guard let range = AddressRange(item) else {
+                throw UsageError(description: "--trusted-proxy takes addresses or CIDR ranges, not \(item)")
+            }
+            ranges.append(range)
         }
+        options.server.trustedProxies = ranges
     }
 }
 
@@ -89,40 +139,6 @@ struct MigrateOptions: CommandOptions {
     var log = LogOptions()
 
     static let command = "migrate"
-    static let flagNames = ["--database-url", "--migrations"] + LogOptions.flagNames
-
-    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
-        switch flag {
-        case "--database-url": databaseURL = try cursor.value(for: flag)
-        case "--migrations": migrationsDirectory = try cursor.value(for: flag)
-        default: try log.set(flag, from: &cursor)
-        }
-    }
-}
-
-extension ServerConfiguration {
-    /// The `serve` flags that set server limits.
-    static let flagNames = [
-        "--max-connections", "--max-requests-per-connection", "--max-request-line-bytes", "--max-header-bytes",
-        "--max-header-count", "--max-body-bytes", "--handshake-timeout", "--header-timeout", "--body-timeout",
-        "--send-timeout", "--keepalive-timeout",
-    ]
-
-    /// Sets the limit a `serve` flag names.
-    mutating func set(_ flag: String, from cursor: inout ArgumentCursor) throws(UsageError) {
-        switch flag {
-        case "--max-connections": maxConnections = try cursor.number(for: flag, atLeast: 1)
-        case "--max-requests-per-connection": maxRequestsPerConnection = try cursor.number(for: flag, atLeast: 1)
-        case "--max-request-line-bytes": limits.maxRequestLineBytes = try cursor.number(for: flag, atLeast: 16)
-        case "--max-header-bytes": limits.maxHeaderBytes = try cursor.number(for: flag, atLeast: 16)
-        case "--max-header-count": limits.maxHeaderCount = try cursor.number(for: flag, atLeast: 1)
-        case "--max-body-bytes": limits.maxBodyBytes = try cursor.number(for: flag, atLeast: 0)
-        case "--handshake-timeout": timeouts.handshakeSeconds = try cursor.seconds(for: flag)
-        case "--header-timeout": timeouts.headerSeconds = try cursor.seconds(for: flag)
-        case "--body-timeout": timeouts.bodyIdleSeconds = try cursor.seconds(for: flag)
-        case "--send-timeout": timeouts.sendIdleSeconds = try cursor.seconds(for: flag)
-        case "--keepalive-timeout": timeouts.keepAliveIdleSeconds = try cursor.seconds(for: flag)
-        default: throw UsageError(description: "unknown option for serve: \(flag)")
-        }
-    }
+    static let summary = "apply pending migrations and exit"
+    static let options: [CommandOption<Self>] = databaseOptions + logOptions
 }

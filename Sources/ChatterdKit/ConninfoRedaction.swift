@@ -1,7 +1,3 @@
-import ChattFeed
-import ChattModel
-import Logging
-
 /// A libpq connection string made safe to log: passwords replaced by `***`.
 enum ConninfoRedaction {
     static let mask = "***"

@@ -1,13 +1,6 @@
-import ChattFeed
-import ChattModel
-import Logging
-
 /// Builds a page in the Prometheus text exposition format, version 0.0.4: for each metric family a `# HELP` and a
 /// `# TYPE` line, then its samples, one per line, each `name{label="value",...} number`.
 struct PrometheusText {
-    /// The `Content-Type` of such a page.
-    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
-
     private(set) var text = ""
 
     /// Starts a metric family; `type` is `counter`, `gauge` or `histogram`.

@@ -1,9 +1,6 @@
-import ChattFeed
-import ChattModel
 import ChattStore
 import HTTPServer
 import Locking
-import Logging
 
 /// Counts requests by route and status, committed posts and a latency histogram, and renders `/metrics`.
 final class RequestMetrics: Sendable {
@@ -80,6 +77,10 @@ struct MetricsGauges {
     var openConnections: Int
     /// HTTP/2 connections and streams open now, and GOAWAYs sent by reason.
     var http2 = HTTP2Gauges()
+    /// When the serving certificate expires (seconds since 1970); nil on plain HTTP leaves the series out.
+    var certificateNotAfter: Double?
+    /// Connections closed as they were accepted, by reason.
+    var connectionsRefused: [String: Int] = [:]
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -87,6 +88,15 @@ struct MetricsGauges {
 
     fileprivate func render(into page: inout PrometheusText) {
         page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
+        if let certificateNotAfter {
+            page.single("chatterd_tls_certificate_expiry_timestamp_seconds", "gauge",
+                        help: "When the serving certificate expires, in seconds since 1970.", Int(certificateNotAfter))
+        }
+        page.family("chatterd_connections_refused_total", "counter",
+                    help: "Connections closed as they were accepted, by reason.")
+        for (reason, count) in connectionsRefused.sorted(by: { $0.key < $1.key }) {
+            page.sample("chatterd_connections_refused_total", count, labels: ["reason": reason])
+        }
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)
         page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)

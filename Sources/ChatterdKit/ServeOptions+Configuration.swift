@@ -1,7 +1,4 @@
-import ChattFeed
-import ChattModel
 import HTTPServer
-import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +17,7 @@ extension ServeOptions {
         // Reads wait for a pooled connection, but posts wait in the insert batcher, where every blocked thread
         // adds its row to the next shared commit: at least 64 threads, so 64 concurrent posts can share one.
         configuration.handlerThreadCount = max(poolSize, Self.minimumHandlerThreads)
+        configuration.timeouts.minimumBytesPerSecond = Double(minimumTransferRate)
         return configuration
     }
 }

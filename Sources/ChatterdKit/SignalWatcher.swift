@@ -1,5 +1,3 @@
-import ChattFeed
-import ChattModel
 import Dispatch
 import Logging
 
@@ -7,13 +5,19 @@ import Logging
 import Glibc
 #endif
 
-/// Turns SIGTERM/SIGINT into calls: the first starts a graceful shutdown, a second exits at once.
+/// Turns signals into calls: the first SIGTERM or SIGINT starts a graceful shutdown, a second exits at once;
+/// SIGHUP reloads (`systemctl reload`).
 final class SignalWatcher: @unchecked Sendable {  // `received` is touched only on `queue`
     private let queue = DispatchQueue(label: "chatterd.signals")
     private var sources: [any DispatchSourceSignal] = []
     private var received = 0
 
-    init(logger: Logger, onFirst: @escaping @Sendable () -> Void) {
+    init(logger: Logger, onReload: @escaping @Sendable () -> Void, onFirst: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hangUp.setEventHandler { onReload() }
+        hangUp.resume()
+        sources.append(hangUp)
         for signalNumber in [SIGTERM, SIGINT] {
             // Dispatch needs the default action disabled, or the signal would still kill the process.
             signal(signalNumber, SIG_IGN)

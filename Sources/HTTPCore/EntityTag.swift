@@ -24,11 +24,6 @@ public struct EntityTag: Sendable, Equatable {
         opaque == other.opaque
     }
 
-    /// The strong comparison of RFC 9110 §8.8.3.2: both tags strong and their opaque parts equal.
-    public func stronglyMatches(_ other: EntityTag) -> Bool {
-        !isWeak && !other.isWeak && opaque == other.opaque
-    }
-
     /// `etagc = %x21 / %x23-7E / obs-text`: any visible byte but `"`, or any byte from 0x80.
     static func isEntityTagChar(_ byte: UInt8) -> Bool {
         byte == 0x21 || (byte >= 0x23 && byte != 0x7F)

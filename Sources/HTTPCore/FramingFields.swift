@@ -130,7 +130,7 @@ private struct TransferCodings {
         }
     }
 
-    /// `.chunked` when chunked is the only coding; otherwise the error RFC 9112 §6.3 and API.md ask for.
+    /// `.chunked` when chunked is the only coding; otherwise the error RFC 9112 §6.3 and docs/API.md ask for.
     func framing() throws(HTTPParseError) -> BodyFraming {
         if isMalformed { throw .invalidTransferEncoding }
         // chunked must be last (§6.3 item 4: 400), and applied once (§7).

@@ -1,4 +1,4 @@
-/// Size limits applied while decoding requests; defaults are API.md's.
+/// Size limits applied while decoding requests; defaults are docs/API.md's.
 public struct HTTPLimits: Sendable, Equatable {
     /// Longest request line (method, target, version), in bytes, before 414.
     public var maxRequestLineBytes: Int = 8 * 1024

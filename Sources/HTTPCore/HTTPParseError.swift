@@ -31,7 +31,7 @@ public enum HTTPParseError: Error, Sendable, Equatable {
     /// An Expect value other than 100-continue.
     case unsupportedExpectation
 
-    /// The status API.md assigns to this error.
+    /// The status docs/API.md assigns to this error.
     public var status: HTTPStatus {
         switch self {
         case .invalidRequestLine, .invalidTarget, .invalidHeader, .invalidHost, .invalidContentLength,

@@ -11,6 +11,9 @@ public struct HTTPRequest: Sendable, Equatable {
     public var headers: HTTPHeaders
     /// The decoded body (de-chunked when it was sent chunked).
     public var body: [UInt8]
+    /// The client's IP address as text, set by the server: the socket's peer, or the client a trusted proxy
+    /// names. Nil where no server set it (tests).
+    public var clientAddress: String?
 
     public init(
         method: HTTPMethod, target: String, path: String, query: String? = nil,

@@ -16,7 +16,7 @@ final class Acceptor: @unchecked Sendable {  // all mutable state is touched onl
     private let queue: DispatchQueue
     private let logger: Logger
     private let hasRoom: @Sendable () -> Bool
-    private let open: @Sendable (_ fd: Int32, _ peer: String) -> Void
+    private let open: @Sendable (_ fd: Int32, _ peer: ClientAddress) -> Void
     private var source: (any DispatchSourceRead)?
     private var paused = false
     private var failing = false
@@ -24,7 +24,7 @@ final class Acceptor: @unchecked Sendable {  // all mutable state is touched onl
     /// An acceptor for `listener`; `hasRoom` says whether another connection may open, `open` takes one.
     init(
         listener: ListeningSocket, queue: DispatchQueue, logger: Logger, hasRoom: @escaping @Sendable () -> Bool,
-        open: @escaping @Sendable (_ fd: Int32, _ peer: String) -> Void
+        open: @escaping @Sendable (_ fd: Int32, _ peer: ClientAddress) -> Void
     ) {
         self.listener = listener
         self.queue = queue

@@ -13,21 +13,32 @@ struct ConnectionEnvironment: Sendable {
     let handlers: HandlerPool
     let dates: DateCache
     let statistics: ServerStatistics
+    /// Connections open per client address, for the per-client limit.
+    let clients: ClientConnections
     /// Starts every request id this server makes (see `RequestID`).
     let requestIDPrefix: String
     /// Called once, on the connection's queue, after its socket is closed.
     let onClose: @Sendable (Connection) -> Void
 }
 
-/// One client connection on Dispatch: the socket's sources, the TLS handshake and its deadline, the output
-/// queue, and the protocol driver that takes over once the transport is ready. The driver decides everything
-/// about requests; this class reads, writes, arms the timer and closes.
-final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable state is touched only on `queue`
+/// One client connection on Dispatch: its socket's readiness (from its queue's `ReadinessLoop`), the TLS
+/// handshake and its deadline, the output queue, and the protocol driver that takes over once the transport is
+/// ready. The driver decides everything about requests; this class reads, writes, arms the timer and closes.
+final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  // touched only on `queue`
     let id: Int
     let queue: DispatchQueue
+    private let loop: ReadinessLoop
     private let fd: Int32
-    /// The client's `ip:port`, for logs.
-    private let remoteAddress: String
+    /// The socket's peer.
+    private let peer: ClientAddress
+    /// Whether the peer is a trusted proxy, whose PROXY header (if it sends one) names the client.
+    private let peerIsTrustedProxy: Bool
+    /// Who the requests are from: the peer, or the client a trusted proxy names.
+    private var identity: ClientIdentity
+    /// The address this connection is counted under in `environment.clients`, once admitted.
+    private var admitted: IPAddress?
+    /// A trusted proxy's connection, until its PROXY header (or the lack of one) is read.
+    private var awaitingProxyHeader: Bool
     private let transport: any Transport
     private let environment: ConnectionEnvironment
     /// When the TLS handshake must be done; while `sniffed` waits for a plain connection's first bytes, when they
@@ -41,44 +52,46 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     private var closed = false
     private var output = OutputBuffer()
 
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
     private var timer: (any DispatchSourceTimer)?
-    private var readSuspended = false
-    private var writeSuspended = true
-    private var openSources = 2
+    /// The driver does not want input now; readiness is remembered in `mayHaveInput`.
+    private var readsSuspended = false
+    /// The socket may hold input not read yet: it became readable, or the last read stopped before it
+    /// would block. The loop is edge-triggered, so this is the only memory of it.
+    private var mayHaveInput = true
+    /// A TLS read asked for the socket to be writable first.
+    private var readWaitsForWritable = false
 
     init(
-        id: Int, fd: Int32, remoteAddress: String, queue: DispatchQueue, transport: any Transport,
-        environment: ConnectionEnvironment
+        id: Int, fd: Int32, peer: ClientAddress, admitted: IPAddress?, loop: ReadinessLoop,
+        transport: any Transport, environment: ConnectionEnvironment
     ) {
         self.id = id
+        self.loop = loop
         self.fd = fd
-        self.remoteAddress = remoteAddress
-        self.queue = queue
+        self.peer = peer
+        self.admitted = admitted
+        peerIsTrustedProxy = environment.configuration.trustedProxies.contains { $0.contains(peer.ip) }
+        awaitingProxyHeader = peerIsTrustedProxy
+        identity = ClientIdentity(connection: peer, forwardingProxies: [])
+        queue = loop.queue
         self.transport = transport
         self.environment = environment
         handshakeDeadline = .now + environment.configuration.timeouts.handshakeSeconds
     }
 
-    /// Creates the sources and starts the handshake. Call on `queue`.
+    /// Registers the socket with the loop and starts the handshake. Call on `queue`.
     func start() {
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        do {
+            try loop.add(fd, self)
+        } catch {
+            return finish()
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        read.setEventHandler { [unowned self] in self.socketReadable() }
-        write.setEventHandler { [unowned self] in self.socketWritable() }
         timer.setEventHandler { [unowned self] in self.timerFired() }
-        // The fd is closed only after both I/O sources have been cancelled; this also ends the retain cycle.
-        read.setCancelHandler { self.sourceCancelled() }
-        write.setCancelHandler { self.sourceCancelled() }
-        readSource = read
-        writeSource = write
         self.timer = timer
-        read.resume()
         timer.resume()
         arm(handshakeDeadline)
-        continueHandshake()
+        if awaitingProxyHeader { readProxyHeader() } else { continueHandshake() }
     }
 
     /// Asks the connection to finish what it is doing and close. Call on `queue`.
@@ -96,11 +109,18 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         output.removeAll()
         timer?.cancel()
         timer = nil
-        // A suspended source never runs its cancel handler: resume before cancelling.
-        resumeReads()
-        resumeWrites()
-        readSource?.cancel()
-        writeSource?.cancel()
+        loop.remove(fd)
+        finish()
+    }
+
+    /// Releases the socket and reports the connection closed.
+    private func finish() {
+        closed = true
+        // A handler thread may still hold the driver, and through it this connection; break that cycle.
+        driver = nil
+        if let admitted { environment.clients.release(admitted) }
+        Glibc.close(fd)
+        environment.onClose(self)
     }
 
     func write(_ bytes: ArraySlice<UInt8>) {
@@ -113,21 +133,20 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     /// Writes queued output until done or the socket is full, and tells the driver which.
     func flush() {
         guard !closed else { return }
-        var progressed = false
+        var written = 0
         while !output.isEmpty {
             switch output.writeSome({ transport.write($0) }) {
-            case .done:
-                progressed = true
+            case .done(let count):
+                written += count
             case .wantWrite, .wantRead:
-                resumeWrites()
-                driver?.writeBlocked(progressed: progressed, at: .now)
+                // The loop reports the socket writable again once it has room.
+                driver?.writeBlocked(written: written, at: .now)
                 return
             case .closed, .failed:
                 close()
                 return
             }
         }
-        suspendWrites()
         driver?.outputDrained(at: .now)
     }
 
@@ -145,47 +164,41 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     }
 
     func readBufferedInput() {
-        if transport.hasBufferedInput { readAvailable() }
+        if !readsSuspended, mayHaveInput || transport.hasBufferedInput { readAvailable() }
     }
 
     func suspendReads() {
-        guard !readSuspended, let readSource else { return }
-        readSource.suspend()
-        readSuspended = true
+        readsSuspended = true
     }
 
     func resumeReads() {
-        guard readSuspended, let readSource else { return }
-        readSource.resume()
-        readSuspended = false
+        readsSuspended = false
     }
 
     // MARK: - Events from the sources
 
-    private func socketReadable() {
+    func socketReadable() {
+        mayHaveInput = true
         guard !closed else { return }
+        if awaitingProxyHeader { return readProxyHeader() }
         if sniffed != nil { return readAvailable() }
         guard let driver else { return continueHandshake() }
+        guard !readsSuspended else { return }  // remembered in mayHaveInput until reads resume
         if driver.wantsInput {
             readAvailable()
         } else if driver.isLingering {
             discardInput()
-        } else {
-            suspendReads()
         }
     }
 
-    private func socketWritable() {
-        guard !closed else { return }
-        if sniffed != nil { return suspendWrites() }
-        guard let driver else { return continueHandshake() }
-        if output.isEmpty && driver.wantsInput {
-            // A TLS read wanted the socket writable; retry it.
-            suspendWrites()
+    func socketWritable() {
+        guard !closed, !awaitingProxyHeader, sniffed == nil else { return }
+        guard driver != nil else { return continueHandshake() }
+        if readWaitsForWritable {
+            readWaitsForWritable = false
             readAvailable()
-        } else {
-            flush()
         }
+        if !output.isEmpty { flush() }
     }
 
     private func timerFired() {
@@ -214,10 +227,8 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
                 startDriver(http2: false)
             }
             readAvailable()
-        case .wantRead:
-            suspendWrites()
-        case .wantWrite:
-            resumeWrites()
+        case .wantRead, .wantWrite:
+            break  // the loop reports the socket ready again
         case .closed, .failed:
             close()
         }
@@ -227,11 +238,9 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         let driver: any ProtocolDriver =
             http2
             ? HTTP2Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
-                at: .now)
+                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
             : HTTP1Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, remoteAddress: remoteAddress,
-                at: .now)
+                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
         self.driver = driver
         driver.start()
     }
@@ -250,6 +259,40 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
         seen.withUnsafeBytes { driver?.received($0, at: .now) }
     }
 
+    /// Reads a trusted proxy's PROXY header, if the connection starts with one, without touching what follows
+    /// it (the TLS handshake, or the first request): the bytes are peeked, and only the header's consumed.
+    private func readProxyHeader() {
+        var peeked = [UInt8](repeating: 0, count: ProxyProtocol.maxVersion2Length)
+        let outcome = try? Syscall.nonBlocking("recv") { recv(fd, &peeked, peeked.count, Int32(MSG_PEEK)) }
+        guard case .done(let count)? = outcome else {
+            if outcome != .wouldBlock { close() }  // an error, or `nil` for EOF is handled below
+            return
+        }
+        guard count > 0 else { return close() }
+        switch ProxyProtocol.parse(Array(peeked.prefix(count))) {
+        case .incomplete:
+            return  // the loop reports the socket again when more arrives
+        case .invalid:
+            return close()
+        case .absent:
+            // A proxy that sends no header forwards clients per request, in X-Forwarded-For.
+            identity.forwardingProxies = environment.configuration.trustedProxies
+        case .header(let length, let client, let port):
+            var header = [UInt8](repeating: 0, count: length)
+            guard (try? Syscall.run("recv") { recv(fd, &header, length, 0) }) == length else { return close() }
+            if let client {
+                identity.connection = ClientAddress(ip: client, port: port)
+                guard environment.clients.admit(client) else {
+                    environment.statistics.connectionRefused(reason: "client_connection_limit")
+                    return close()
+                }
+                admitted = client
+            }
+        }
+        awaitingProxyHeader = false
+        continueHandshake()
+    }
+
     // MARK: - Reading
 
     private static let readChunkBytes = 16 * 1024
@@ -257,15 +300,16 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
     /// Reads while the driver wants input and the transport has some.
     private func readAvailable() {
         withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
-            while !closed, driver?.wantsInput ?? (sniffed != nil) {
+            while !closed, !readsSuspended, driver?.wantsInput ?? (sniffed != nil) {
                 switch transport.read(into: buffer) {
                 case .done(let count):
                     let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
                     if let driver { driver.received(bytes, at: .now) } else { sniff(bytes) }
                 case .wantRead:
+                    mayHaveInput = false
                     return
                 case .wantWrite:
-                    resumeWrites()
+                    readWaitsForWritable = true
                     return
                 case .closed:
                     if let driver { driver.peerClosed(at: .now) } else { close() }
@@ -285,36 +329,14 @@ final class Connection: ConnectionIO, @unchecked Sendable {  // all mutable stat
                 let outcome = try? Syscall.nonBlocking("recv") { recv(fd, scratch.baseAddress, scratch.count, 0) }
                 switch outcome {
                 case .done(let count) where count > 0: continue
-                case .wouldBlock: return
+                case .wouldBlock:
+                    mayHaveInput = false
+                    return
                 default:
                     driver?.peerClosed(at: .now)
                     return
                 }
             }
         }
-    }
-
-    // MARK: - Sources
-
-    private func sourceCancelled() {
-        openSources -= 1
-        guard openSources == 0 else { return }
-        readSource = nil
-        writeSource = nil
-        driver = nil
-        Glibc.close(fd)
-        environment.onClose(self)
-    }
-
-    private func suspendWrites() {
-        guard !writeSuspended, let writeSource else { return }
-        writeSource.suspend()
-        writeSuspended = true
-    }
-
-    private func resumeWrites() {
-        guard writeSuspended, let writeSource else { return }
-        writeSource.resume()
-        writeSuspended = false
     }
 }

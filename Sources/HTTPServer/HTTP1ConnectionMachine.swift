@@ -67,6 +67,9 @@ struct HTTP1ConnectionMachine {
     private var lastProgressAt: Instant
     /// What the timer is armed for; later deadlines are found when it fires.
     private var armedDeadline = Instant.distantFuture
+    /// The rate window of the body being read, or of the response since the socket filled (see
+    /// `ConnectionTimeouts.minimumBytesPerSecond`): when it began and the bytes it has carried.
+    private var rateWindow: (startedAt: Instant, bytes: Int)?
 
     /// A machine for a connection whose transport became ready at `now`.
     init(_ configuration: Configuration, at now: Instant) {
@@ -85,16 +88,27 @@ struct HTTP1ConnectionMachine {
 
     mutating func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> [Action] {
         guard state == .reading else { return [] }  // lingering input is drained by the caller and dropped
+        let wasMidRequest = decoder.isMidRequest
+        let wasReadingBody = decoder.isReadingBody
         decoder.append(bytes)
         lastProgressAt = now
         if requestStartedAt == nil, decoder.isMidRequest { requestStartedAt = now }
-        return processInput(at: now)
+        rateWindow?.bytes += bytes.count
+        let actions = processInput(at: now)
+        guard state == .reading else { return actions }
+        // A head is measured from its first byte, a body from the end of its head.
+        if decoder.isReadingBody && !wasReadingBody || decoder.isMidRequest && !wasMidRequest {
+            rateWindow = (now, 0)
+            return actions + updatedDeadline()
+        }
+        return actions
     }
 
     /// The handler's response to the request in flight (or the server's 503 when no handler thread took it).
     mutating func responseReady(_ response: HTTPResponse, at now: Instant) -> [Action] {
         guard state == .processing, let request = inFlight else { return [] }
         inFlight = nil
+        rateWindow = nil
         requestsServed += 1
         let keepAlive = request.keepAlive && !draining && !closeWhenWritten
             && requestsServed < configuration.maxRequestsPerConnection
@@ -106,9 +120,11 @@ struct HTTP1ConnectionMachine {
         return [.send(response, framing)]
     }
 
-    /// A write could not finish: the socket is full. `progressed` if some bytes went out before it filled.
-    mutating func writeBlocked(progressed: Bool, at now: Instant) -> [Action] {
-        if progressed { lastProgressAt = now }
+    /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
+    mutating func writeBlocked(written: Int, at now: Instant) -> [Action] {
+        if written > 0 { lastProgressAt = now }
+        // Until the socket first fills, the kernel takes what it can: the rate counts from then on.
+        if rateWindow == nil { rateWindow = (now, 0) } else { rateWindow?.bytes += written }
         return updatedDeadline()
     }
 
@@ -116,6 +132,7 @@ struct HTTP1ConnectionMachine {
     mutating func outputDrained(at now: Instant) -> [Action] {
         guard state == .writing else { return [] }  // an interim response, written while reading
         lastProgressAt = now
+        rateWindow = nil
         if closeWhenWritten {
             state = .lingering
             return [.linger, .resumeReads] + updatedDeadline()
@@ -123,6 +140,7 @@ struct HTTP1ConnectionMachine {
         state = .reading
         requestStartedAt = decoder.isMidRequest ? now : nil
         let actions = processInput(at: now)
+        if state == .reading, decoder.isMidRequest { rateWindow = (now, 0) }  // a pipelined head under way
         return state == .reading ? [.resumeReads] + actions : actions
     }
 
@@ -143,6 +161,12 @@ struct HTTP1ConnectionMachine {
 
     mutating func timerFired(at now: Instant) -> [Action] {
         armedDeadline = .distantFuture
+        if let window = rateWindow, let floor = configuration.timeouts.minimumBytesPerWindow,
+            now >= window.startedAt + configuration.timeouts.rateWindowSeconds, state == .reading || state == .writing
+        {
+            guard Double(window.bytes) >= floor else { return tooSlow(at: now) }
+            rateWindow = (now, 0)
+        }
         guard deadline <= now else { return updatedDeadline() }
         switch state {
         case .reading where decoder.isMidRequest:
@@ -187,6 +211,14 @@ struct HTTP1ConnectionMachine {
         return actions
     }
 
+    /// A request or response that moves slower than the floor: a request gets 408, a response is cut off.
+    private mutating func tooSlow(at now: Instant) -> [Action] {
+        rateWindow = nil
+        if state == .reading { return reject(.error(.requestTimeout, "request too slow"), at: now) }
+        state = .closed
+        return [.close]
+    }
+
     /// Answers with a final error after which the connection closes; nothing more is parsed.
     private mutating func reject(_ response: HTTPResponse, at now: Instant) -> [Action] {
         closeWhenWritten = true
@@ -197,6 +229,19 @@ struct HTTP1ConnectionMachine {
 
     /// When the current state times out (see `ConnectionTimeouts`).
     private var deadline: Instant {
+        min(idleDeadline, rateDeadline)
+    }
+
+    /// When the current rate window ends, if one is being measured.
+    private var rateDeadline: Instant {
+        guard let window = rateWindow, configuration.timeouts.minimumBytesPerWindow != nil,
+            state == .reading || state == .writing
+        else { return .distantFuture }
+        return window.startedAt + configuration.timeouts.rateWindowSeconds
+    }
+
+    /// When the current state times out for want of any progress.
+    private var idleDeadline: Instant {
         let timeouts = configuration.timeouts
         switch state {
         case .reading:

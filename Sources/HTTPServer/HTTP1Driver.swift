@@ -13,9 +13,10 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private let environment: ConnectionEnvironment
     private let queue: DispatchQueue
     private let connectionID: Int
-    private let remoteAddress: String
-    /// The request with the handler, since when.
-    private var inFlight: (request: HTTPRequest, startedAt: Instant)?
+    /// Who each request is from.
+    private let identity: ClientIdentity
+    /// The request with the handler, since when, and from whom.
+    private var inFlight: (request: HTTPRequest, startedAt: Instant, client: ClientAddress)?
     /// The id the response being made echoes in `X-Request-Id`.
     private var requestID = ""
     /// Actions waiting to be carried out; see `run`.
@@ -25,13 +26,13 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
 
     init(
         io: any ConnectionIO, environment: ConnectionEnvironment, queue: DispatchQueue, connectionID: Int,
-        remoteAddress: String, at now: Instant
+        identity: ClientIdentity, at now: Instant
     ) {
         self.io = io
         self.environment = environment
         self.queue = queue
         self.connectionID = connectionID
-        self.remoteAddress = remoteAddress
+        self.identity = identity
         let configuration = environment.configuration
         machine = HTTP1ConnectionMachine(
             HTTP1ConnectionMachine.Configuration(
@@ -47,7 +48,7 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) { run(machine.received(bytes, at: now)) }
     func peerClosed(at now: Instant) { run(machine.peerClosed()) }
     func outputDrained(at now: Instant) { run(machine.outputDrained(at: now)) }
-    func writeBlocked(progressed: Bool, at now: Instant) { run(machine.writeBlocked(progressed: progressed, at: now)) }
+    func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(written: written, at: now)) }
     func timerFired(at now: Instant) { run(machine.timerFired(at: now)) }
     func drain(at now: Instant) { run(machine.drain()) }
 
@@ -92,8 +93,8 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
 
     /// Hands `request` to the handler under its request id; the response comes back to this queue.
     private func handle(_ request: HTTPRequest) {
-        let request = identified(request)
-        inFlight = (request, .now)
+        let (request, client) = identity.marked(identified(request))
+        inFlight = (request, .now, client)
         environment.answer(request, on: queue) { response in
             self.run(self.machine.responseReady(response, at: .now))
         }
@@ -124,7 +125,8 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         let now = Instant.now
         environment.handler.observe(HTTPExchange(
             request: answered?.request, response: response, bodyBytes: framing.includesBody ? response.body.count : 0,
-            seconds: answered.map { now.seconds(since: $0.startedAt) } ?? 0, remoteAddress: remoteAddress,
+            seconds: answered.map { now.seconds(since: $0.startedAt) } ?? 0,
+            remoteAddress: (answered?.client ?? identity.connection).text,
             requestID: requestID, version: answered?.request.version ?? .http1_1))
         var response = response
         response.headers.add(RequestID.headerName, requestID)

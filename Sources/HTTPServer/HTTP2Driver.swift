@@ -13,9 +13,10 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private let environment: ConnectionEnvironment
     private let queue: DispatchQueue
     private let connectionID: Int
-    private let remoteAddress: String
-    /// Requests with the handler, by stream: the request (with its id) and since when.
-    private var inFlight: [Int32: (request: HTTPRequest, startedAt: Instant)] = [:]
+    /// Who each request is from.
+    private let identity: ClientIdentity
+    /// Requests with the handler, by stream: the request (with its id), since when, and from whom.
+    private var inFlight: [Int32: (request: HTTPRequest, startedAt: Instant, client: ClientAddress)] = [:]
     private var requestsSeen = 0
     /// Open streams as last reported to the statistics.
     private var reportedStreams = 0
@@ -27,13 +28,13 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
 
     init(
         io: any ConnectionIO, environment: ConnectionEnvironment, queue: DispatchQueue, connectionID: Int,
-        remoteAddress: String, at now: Instant
+        identity: ClientIdentity, at now: Instant
     ) {
         self.io = io
         self.environment = environment
         self.queue = queue
         self.connectionID = connectionID
-        self.remoteAddress = remoteAddress
+        self.identity = identity
         let configuration = environment.configuration
         machine = HTTP2ConnectionMachine(
             limits: configuration.limits, timeouts: configuration.timeouts, configuration: configuration.http2,
@@ -70,7 +71,7 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         }
     }
 
-    func writeBlocked(progressed: Bool, at now: Instant) { run(machine.writeBlocked(progressed: progressed, at: now)) }
+    func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(progressed: written > 0, at: now)) }
 
     func timerFired(at now: Instant) {
         run(machine.timerFired(at: now))
@@ -140,8 +141,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     }
 
     private func handle(_ request: HTTPRequest, on stream: Int32) {
-        let request = identified(request)
-        inFlight[stream] = (request, .now)
+        let (request, client) = identity.marked(identified(request))
+        inFlight[stream] = (request, .now, client)
         environment.answer(request, on: queue) { response in
             self.respond(response, on: stream)
             self.pump()
@@ -149,9 +150,9 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     }
 
     private func respond(_ response: HTTPResponse, on stream: Int32) {
-        guard let (request, startedAt) = inFlight.removeValue(forKey: stream) else { return }
+        guard let (request, startedAt, client) = inFlight.removeValue(forKey: stream) else { return }
         let requestID = request.headers[RequestID.headerName] ?? ""
-        report(request: request, response, requestID: requestID, since: startedAt)
+        report(request: request, response, requestID: requestID, since: startedAt, client: client)
         guard !closed else { return }
         var response = response
         response.headers.add(RequestID.headerName, requestID)
@@ -162,19 +163,22 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private func reject(_ response: HTTPResponse, on stream: Int32) {
         requestsSeen += 1
         let requestID = environment.requestID(connection: connectionID, sequence: requestsSeen)
-        report(request: nil, response, requestID: requestID, since: .now, head: machine.rejectsHead(stream))
+        report(
+            request: nil, response, requestID: requestID, since: .now, client: identity.connection,
+            head: machine.rejectsHead(stream))
         var response = response
         response.headers.add(RequestID.headerName, requestID)
         machine.respond(toRejected: response, on: stream, date: environment.dates.now)
     }
 
     private func report(
-        request: HTTPRequest?, _ response: HTTPResponse, requestID: String, since startedAt: Instant, head: Bool = false
+        request: HTTPRequest?, _ response: HTTPResponse, requestID: String, since startedAt: Instant,
+        client: ClientAddress, head: Bool = false
     ) {
         let includesBody = response.sendsBody(inAnswerTo: request?.method ?? (head ? .HEAD : .GET))
         environment.handler.observe(HTTPExchange(
             request: request, response: response, bodyBytes: includesBody ? response.body.count : 0,
-            seconds: Instant.now.seconds(since: startedAt), remoteAddress: remoteAddress, requestID: requestID,
+            seconds: Instant.now.seconds(since: startedAt), remoteAddress: client.text, requestID: requestID,
             version: .http2))
     }
 

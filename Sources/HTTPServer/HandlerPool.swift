@@ -3,10 +3,10 @@ import Foundation
 
 /// A fixed set of threads for handler work that may block (on the database), fed from one bounded queue.
 ///
-/// Dispatch's concurrent queues add a thread only about once a second while all of theirs are blocked, so
-/// requests behind a slow database used to queue for many seconds before even reaching the pool's bounded
-/// wait. Here every thread exists from the start, the queue has a cap, and a job that waited longer than
-/// `maxWaitSeconds` is expired (answered "busy") instead of run.
+/// Dispatch's concurrent queues add threads only slowly while all of theirs are blocked, so requests behind a
+/// slow database used to queue for many seconds before even reaching the pool's bounded wait (measured:
+/// bench/RESULTS.md, "Handler threads"). Here every thread exists from the start, the queue has a cap, and a job
+/// that waited longer than `maxWaitSeconds` is expired (answered "busy") instead of run.
 final class HandlerPool: @unchecked Sendable {  // `jobs` and `stopped` are only touched while holding `condition`
     private struct Job {
         let enqueued: DispatchTime

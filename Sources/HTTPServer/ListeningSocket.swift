@@ -59,11 +59,11 @@ final class ListeningSocket {
         }
     }
 
-    /// Accepts one pending connection: its fd (non-blocking, close-on-exec, TCP_NODELAY) and the client's
-    /// address as text; nil when none is waiting.
+    /// Accepts one pending connection: its fd (non-blocking, close-on-exec, TCP_NODELAY) and the peer's
+    /// address; nil when none is waiting.
     /// - Throws: the `accept` failure (EMFILE and friends); a connection that cannot be set up is closed and
     ///   skipped, since the next one may be fine.
-    func accept() throws(SyscallError) -> (fd: Int32, peer: String)? {
+    func accept() throws(SyscallError) -> (fd: Int32, peer: ClientAddress)? {
         while true {
             var peer = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -86,7 +86,11 @@ final class ListeningSocket {
                 close(client)
                 continue
             }
-            return (client, SocketAddress.text(peer))
+            guard let address = SocketAddress.client(peer) else {
+                close(client)  // not IPv4 or IPv6: the listener only binds those
+                continue
+            }
+            return (client, address)
         }
     }
 }

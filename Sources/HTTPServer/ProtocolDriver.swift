@@ -33,7 +33,8 @@ protocol ProtocolDriver: AnyObject {
     func received(_ bytes: UnsafeRawBufferPointer, at now: Instant)
     func peerClosed(at now: Instant)
     func outputDrained(at now: Instant)
-    func writeBlocked(progressed: Bool, at now: Instant)
+    /// A write could not finish (the socket is full) after `written` bytes went out.
+    func writeBlocked(written: Int, at now: Instant)
     func timerFired(at now: Instant)
     /// The server is shutting down.
     func drain(at now: Instant)

@@ -10,14 +10,17 @@ import Glibc
 /// and graceful shutdown. Nothing else.
 public final class Server: @unchecked Sendable {  // mutable state is in `connections` (Locked) or confined to `controlQueue`
     private let configuration: ServerConfiguration
-    private let tls: TLSContext?
+    /// The certificate and key new connections use; replaced by `reloadCertificate`. Nil for plain HTTP.
+    private let tls: Locked<TLSContext>?
     private let logger: Logger
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
     private let handlers: HandlerPool
     private let dates = DateCache()
+    private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
-    private let ioQueues: [DispatchQueue]
+    /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
+    private let loops: [ReadinessLoop]
     /// Where accepting and shutting down happen.
     private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
@@ -39,12 +42,19 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         configuration: ServerConfiguration, handler: HTTPHandler, logger: Logger,
         statistics: ServerStatistics = ServerStatistics()
     ) throws {
+        // OpenSSL's socket BIO writes with write(2): a client resetting mid-response must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
         self.statistics = statistics
-        self.tls = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
-        self.ioQueues = (0..<max(1, configuration.ioQueueCount)).map { DispatchQueue(label: "chatterd.io.\($0)") }
+        clients = ClientConnections(limit: configuration.maxConnectionsPerClient)
+        let context = try configuration.tls.map { try TLSContext($0, offeringHTTP2: configuration.http2.enabled) }
+        self.tls = context.map { Locked($0) }
+        statistics.certificateNotAfter = context?.notAfter
+        self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
+            try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
+        }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
             maxWaitSeconds: configuration.maxQueueWaitSeconds)
@@ -66,6 +76,21 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         return listener.port
     }
 
+    /// Loads the certificate and key again from their files: new handshakes use the new pair, connections
+    /// already open keep theirs. A pair that cannot be loaded (unreadable, mismatched, expired) is refused
+    /// and the old one stays. Returns the new certificate's expiry (seconds since 1970), or nil on plain HTTP,
+    /// where there is nothing to reload.
+    public func reloadCertificate() throws(TLSError) -> Double? {
+        guard let tls, let paths = configuration.tls else { return nil }
+        let context = try TLSContext(paths, offeringHTTP2: configuration.http2.enabled)
+        tls.withLock { $0 = context }
+        statistics.certificateNotAfter = context.notAfter
+        return context.notAfter
+    }
+
+    /// When the serving certificate expires (seconds since 1970); nil on plain HTTP.
+    public var certificateNotAfter: Double? { statistics.certificateNotAfter }
+
     /// Connections currently open.
     public var openConnectionCount: Int { connections.withLock { $0.open.count } }
 
@@ -79,10 +104,17 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         }
     }
 
-    private func open(_ fd: Int32, peer: String) {
+    private func open(_ fd: Int32, peer: ClientAddress) {
+        // A trusted proxy's connection is counted under the client its PROXY header names, once it is read.
+        let trusted = configuration.trustedProxies.contains { $0.contains(peer.ip) }
+        if !trusted, !clients.admit(peer.ip) {
+            statistics.connectionRefused(reason: "client_connection_limit")
+            Glibc.close(fd)
+            return
+        }
         let transport: any Transport
         if let tls {
-            guard let session = TLSTransport(context: tls, fd: fd) else {
+            guard let session = TLSTransport(context: tls.withLock { $0 }, fd: fd) else {
                 Glibc.close(fd)
                 return
             }
@@ -92,17 +124,18 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         }
         let environment = ConnectionEnvironment(
             configuration: configuration, handler: handler, handlers: handlers, dates: dates,
-            statistics: statistics, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
+            statistics: statistics, clients: clients, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
             return state.lastID
         }
-        let queue = ioQueues[id % ioQueues.count]
+        let loop = loops[id % loops.count]
         let connection = Connection(
-            id: id, fd: fd, remoteAddress: peer, queue: queue, transport: transport, environment: environment)
+            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, loop: loop, transport: transport,
+            environment: environment)
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
-        queue.async { connection.start() }
+        loop.queue.async { connection.start() }
     }
 
     private func closed(_ connection: Connection) {

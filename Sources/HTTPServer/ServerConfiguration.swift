@@ -1,6 +1,6 @@
 import HTTPCore
 
-/// Everything the server needs to listen and to bound each connection; defaults are API.md's.
+/// Everything the server needs to listen and to bound each connection; defaults are docs/API.md's.
 public struct ServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"
     public var port: UInt16 = 443
@@ -25,6 +25,12 @@ public struct ServerConfiguration: Sendable {
     public var reusePort = false
     /// HTTP/2's own limits; the request limits above apply to each HTTP/2 stream too.
     public var http2 = HTTP2Configuration()
+    /// Peers whose PROXY protocol header (before anything else on a connection) or `X-Forwarded-For` names
+    /// the client; from anyone else both are ignored, and the peer is the client.
+    public var trustedProxies: [AddressRange] = []
+    /// Connections one client address may hold open; nil for no limit. A trusted proxy that forwards many
+    /// clients over its connections without PROXY headers is not limited (its clients cannot be told apart).
+    public var maxConnectionsPerClient: Int?
 
     public init() {}
 }
@@ -80,6 +86,19 @@ public struct ConnectionTimeouts: Sendable {
     public var keepAliveIdleSeconds: Double = 60
     /// How long unread input is drained after an error response before closing (RFC 9112 §9.6).
     public var lingerSeconds: Double = 5
+    /// The slowest a request (head or body) may arrive, and a response leave once the socket is full, in
+    /// bytes per second averaged over `rateWindowSeconds`; 0 turns the floor off. A client that sends or reads
+    /// a few bytes now and then (slowloris, slow body, slow read) is cut off after a window instead of holding
+    /// its connection for as long as each trickle keeps the idle timeouts away. A head that arrives whole at
+    /// once, as every real client's does, is never measured.
+    public var minimumBytesPerSecond: Double = 500
+    /// The window the rate floor is measured over.
+    public var rateWindowSeconds: Double = 5
+
+    /// The bytes a window must carry to meet the floor; nil when the floor is off.
+    var minimumBytesPerWindow: Double? {
+        minimumBytesPerSecond > 0 ? minimumBytesPerSecond * rateWindowSeconds : nil
+    }
 
     public init() {}
 }

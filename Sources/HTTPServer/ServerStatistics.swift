@@ -8,6 +8,8 @@ public final class ServerStatistics: Sendable {
         var openHTTP2Connections = 0
         var openHTTP2Streams = 0
         var goawaysSent: [String: Int] = [:]
+        var certificateNotAfter: Double?
+        var connectionsRefused: [String: Int] = [:]
     }
     private let counts = Locked(Counts())
 
@@ -22,6 +24,17 @@ public final class ServerStatistics: Sendable {
     /// GOAWAY frames sent since start, by error code name (RFC 9113 §7): `NO_ERROR` for shutdown, idle
     /// connections and the stream cap; others for protocol errors and floods.
     public var goawaysSent: [String: Int] { counts.withLock { $0.goawaysSent } }
+
+    /// When the serving certificate expires (seconds since 1970); nil on plain HTTP.
+    public internal(set) var certificateNotAfter: Double? {
+        get { counts.withLock { $0.certificateNotAfter } }
+        set { counts.withLock { $0.certificateNotAfter = newValue } }
+    }
+
+    /// Connections closed as soon as they were accepted, by reason (`client_connection_limit`).
+    public var connectionsRefused: [String: Int] { counts.withLock { $0.connectionsRefused } }
+
+    func connectionRefused(reason: String) { counts.withLock { $0.connectionsRefused[reason, default: 0] += 1 } }
 
     func connectionOpened() { counts.withLock { $0.openConnections += 1 } }
     func connectionClosed() { counts.withLock { $0.openConnections -= 1 } }

@@ -37,6 +37,18 @@ public final class TLSContext: @unchecked Sendable {  // immutable after init; S
         try configureProtocol(offeringHTTP2: offeringHTTP2)
     }
 
+    /// When the certificate expires, in seconds since 1970 (UTC).
+    public var notAfter: Double {
+        Self.secondsSince1970(X509_get0_notAfter(SSL_CTX_get0_certificate(context))) ?? 0
+    }
+
+    /// An ASN.1 time as seconds since 1970, or nil if OpenSSL cannot read it.
+    private static func secondsSince1970(_ time: UnsafePointer<ASN1_TIME>?) -> Double? {
+        var parts = tm()
+        guard let time, ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Double(timegm(&parts))
+    }
+
     deinit {
         SSL_CTX_free(context)
     }

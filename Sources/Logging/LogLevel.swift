@@ -12,12 +12,6 @@ public enum LogLevel: Int, Comparable, CaseIterable, Sendable {
         }
     }
 
-    /// The level called `name`, if any.
-    public init?(name: String) {
-        guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         lhs.rawValue < rhs.rawValue
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Syscalls
 
 #if canImport(Glibc)
 import Glibc
@@ -106,16 +107,20 @@ public final class LogWriter: @unchecked Sendable {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else if written < 0 && errno == EAGAIN {
-                    // A non-blocking stderr inherited from the parent: wait for room instead of spinning.
-                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&ready, 1, 100)
-                } else {
+                do {
+                    let outcome = try Syscall.nonBlocking("write") {
+                        Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                    }
+                    switch outcome {
+                    case .done(let written) where written > 0:
+                        offset += written
+                    case .done:
+                        return  // nothing taken: stderr will not take more
+                    case .wouldBlock:
+                        // A non-blocking stderr inherited from the parent: wait for room instead of spinning.
+                        _ = try Syscall.poll(fd, for: POLLOUT, timeoutMilliseconds: 100)
+                    }
+                } catch {
                     return  // stderr closed or broken: nowhere left to report it
                 }
             }

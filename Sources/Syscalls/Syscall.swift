@@ -53,6 +53,21 @@ public enum Syscall {
         try run("fcntl F_SETFL") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
 
+    /// Clears `O_NONBLOCK` on `fd`.
+    public static func setBlocking(_ fd: Int32) throws(SyscallError) {
+        let flags = try run("fcntl F_GETFL") { fcntl(fd, F_GETFL) }
+        try run("fcntl F_SETFL") { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1: no limit) for `events` (`POLLIN`, `POLLOUT`) on `fd`; returns the
+    /// events that happened (`revents`, which may add `POLLERR` or `POLLHUP`), or 0 when the time ran out.
+    /// A wait interrupted by a signal starts again with the whole timeout.
+    public static func poll(_ fd: Int32, for events: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Int32 {
+        var entry = pollfd(fd: fd, events: Int16(events), revents: 0)
+        let ready = try run("poll") { Glibc.poll(&entry, 1, timeoutMilliseconds) }
+        return ready == 0 ? 0 : Int32(entry.revents)
+    }
+
     /// Sets `FD_CLOEXEC` on `fd`.
     public static func setCloseOnExec(_ fd: Int32) throws(SyscallError) {
         try run("fcntl F_SETFD") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -64,6 +79,24 @@ public enum Syscall {
     ) throws(SyscallError) {
         var value = value
         try run("setsockopt \(name)") { setsockopt(fd, level, option, &value, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+
+    /// Sets a socket timeout (`SO_RCVTIMEO`, `SO_SNDTIMEO`) to `seconds`; `name` names it in the error.
+    public static func setTimeout(_ fd: Int32, _ option: Int32, seconds: Double, name: String) throws(SyscallError) {
+        let whole = seconds.rounded(.down)
+        var limit = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1e6))
+        try run("setsockopt \(name)") {
+            setsockopt(fd, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    /// The pending error of a socket (`SO_ERROR`), which also clears it: 0, or the `errno` of a failed
+    /// non-blocking `connect`.
+    public static func pendingError(_ fd: Int32) throws(SyscallError) -> Int32 {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        try run("getsockopt SO_ERROR") { getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) }
+        return code
     }
 }
 

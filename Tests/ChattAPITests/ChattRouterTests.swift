@@ -24,7 +24,7 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
     let status: Int
     let allow: String
     var testDescription: String { "\(method) \(path)" }
-    /// Both spellings API.md accepts; the root has only one.
+    /// Both spellings docs/API.md accepts; the root has only one.
     var spellings: [String] { path == "/" ? ["/"] : [path, path + "/"] }
 }
 

@@ -1,7 +1,7 @@
 import ChattModel
 import Testing
 
-/// A body posted to one endpoint and the outcome API.md requires.
+/// A body posted to one endpoint and the outcome docs/API.md requires.
 struct ValidationCase: Sendable, CustomTestStringConvertible {
     enum Endpoint: Sendable { case postmaps, postchatt }
     enum Outcome: Sendable {
@@ -237,7 +237,7 @@ private func paddedGeodata(_ scalars: Int) -> String {
     @Test("lengths in Unicode scalars", arguments: lengthCases)
     func lengths(_ testCase: ValidationCase) { check(testCase) }
 
-    @Test("API.md body error rows", arguments: bodyErrorCases)
+    @Test("docs/API.md body error rows", arguments: bodyErrorCases)
     func bodyErrors(_ testCase: ValidationCase) { check(testCase) }
 
     @Test("geodata content", arguments: geodataCases)

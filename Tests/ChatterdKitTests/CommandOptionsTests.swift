@@ -32,6 +32,9 @@ import TestSupport
             "CHATTERD_MAX_HEADER_BYTES": "200", "CHATTERD_MAX_HEADER_COUNT": "11", "CHATTERD_MAX_BODY_BYTES": "12",
             "CHATTERD_HANDSHAKE_TIMEOUT": "1", "CHATTERD_HEADER_TIMEOUT": "2", "CHATTERD_BODY_TIMEOUT": "3",
             "CHATTERD_SEND_TIMEOUT": "4", "CHATTERD_KEEPALIVE_TIMEOUT": "5", "CHATTERD_STRICT_FEEDS": "yes",
+            "CHATTERD_MIN_TRANSFER_RATE": "64", "CHATTERD_HTTP2": "no", "CHATTERD_MAX_CONCURRENT_STREAMS": "13",
+            "CHATTERD_MAX_CONNECTIONS_PER_IP": "14", "CHATTERD_POST_RATE_PER_IP": "15",
+            "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -47,6 +50,19 @@ import TestSupport
         let timeouts = options.server.timeouts
         #expect(timeouts.handshakeSeconds == 1 && timeouts.headerSeconds == 2 && timeouts.bodyIdleSeconds == 3)
         #expect(timeouts.sendIdleSeconds == 4 && timeouts.keepAliveIdleSeconds == 5)
+        #expect(options.serverConfiguration.timeouts.minimumBytesPerSecond == 64)
+        #expect(!options.server.http2.enabled && options.server.http2.maxConcurrentStreams == 13)
+        #expect(options.server.maxConnectionsPerClient == 14 && options.postsPerSecondPerClient == 15)
+        #expect(options.server.trustedProxies.map(\.description) == ["10.0.0.0/8", "::1"])
+    }
+
+    @Test func limitsAreOffAndHTTP2IsOnUnlessAsked() throws {
+        let options = try serve()
+        #expect(options.server.http2.enabled && options.server.trustedProxies.isEmpty)
+        #expect(options.server.maxConnectionsPerClient == nil && options.postsPerSecondPerClient == nil)
+        #expect(try serve(["--http2=no"]).server.http2.enabled == false)
+        #expect(usageError(["--trusted-proxy", "10.0.0.0/8,nonsense"])?.contains("nonsense") == true)
+        #expect(usageError(["--max-connections-per-ip", "0"]) != nil)
     }
 
     @Test func aFlagWinsOverItsVariable() throws {

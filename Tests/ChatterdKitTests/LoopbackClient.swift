@@ -1,4 +1,5 @@
 import Foundation
+import Syscalls
 
 /// One request over a fresh loopback connection (`Connection: close`), read to the end; 5 s receive timeout.
 struct LoopbackClient {
@@ -21,28 +22,31 @@ struct LoopbackClient {
     func request(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: String = ""
     ) throws -> Response {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try Syscall.run("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try Syscall.setTimeout(fd, SO_RCVTIMEO, seconds: 5, name: "SO_RCVTIMEO")
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        try Syscall.run("connect") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
-        guard connected == 0 else { throw Failure(what: "connect") }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
         let bytes = Array((head + "\r\n" + body).utf8)
-        guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw Failure(what: "send") }
+        let sent = try Syscall.run("send") { send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw Failure(what: "send") }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while case let count = recv(fd, &buffer, buffer.count, 0), count > 0 { received += buffer[..<count] }
+        while case let count = try Syscall.run("recv", { recv(fd, &buffer, buffer.count, 0) }), count > 0 {
+            received += buffer[..<count]
+        }
         return try Self.parse(String(decoding: received, as: UTF8.self))
     }
 

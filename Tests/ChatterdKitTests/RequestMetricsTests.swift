@@ -30,6 +30,7 @@ import Testing
             "chatterd_db_pool_connections": "gauge", "chatterd_db_pool_in_use": "gauge",
             "chatterd_db_pool_waiting": "gauge", "chatterd_log_lines_dropped_total": "counter",
             "chatterd_requests_by_protocol_total": "counter", "chatterd_http2_connections_open": "gauge",
+            "chatterd_connections_refused_total": "counter",
             "chatterd_http2_streams_open": "gauge", "chatterd_http2_goaways_sent_total": "counter",
         ]
         #expect(page.families.mapValues { $0.type ?? "?" } == expected)
@@ -106,6 +107,7 @@ import Testing
         gauges.http2.openConnections = 2
         gauges.http2.openStreams = 7
         gauges.http2.goawaysSent = ["NO_ERROR": 3, "ENHANCE_YOUR_CALM": 1]
+        gauges.connectionsRefused = ["client_connection_limit": 4]
         let page = try Exposition(metrics.render(gauges))
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/1.1"]) == 1)
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/2"]) == 2)
@@ -114,6 +116,7 @@ import Testing
         #expect(page.value("chatterd_http2_streams_open") == 7)
         #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "NO_ERROR"]) == 3)
         #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "ENHANCE_YOUR_CALM"]) == 1)
+        #expect(page.value("chatterd_connections_refused_total", ["reason": "client_connection_limit"]) == 4)
     }
 
     @Test func cacheSeriesAppearOnlyWithACache() throws {
@@ -125,6 +128,21 @@ import Testing
         #expect(page.value("chatterd_feed_cache_hits_total") == 10)
         #expect(page.value("chatterd_feed_cache_misses_total") == 2)
         #expect(page.families["chatterd_feed_cache_misses_total"]?.type == "counter")
+    }
+
+    @Test func theReadmeTableListsEveryFamilyWithItsTypeAndNoOther() throws {
+        var gauges = idle
+        gauges.cache = (hits: 0, misses: 0)
+        gauges.certificateNotAfter = 0
+        let families = try Exposition(RequestMetrics().render(gauges)).families
+        for (name, family) in families.sorted(by: { $0.key < $1.key }) {
+            let rows = Readme.tableRows(mentioning: name)
+            #expect(rows.count == 1, "README.md's metrics table has \(rows.count) rows for \(name)")
+            #expect(rows.first?[1] == family.type, "README.md gives \(name) as \(rows.first?[1] ?? "-")")
+        }
+        let documented = Readme.text.split(separator: "\n").filter { $0.hasPrefix("| `chatterd_") }
+            .compactMap { $0.split(separator: "`").dropFirst().first?.prefix { $0 != "{" } }.map(String.init)
+        #expect(Set(documented) == Set(families.keys), "README.md's metrics table lists families /metrics lacks")
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

@@ -1,4 +1,4 @@
-"""Assertions and shortcuts that state API.md's contract: JSON error bodies, `{}` acknowledgements, rows."""
+"""Assertions and shortcuts that state docs/API.md's contract: JSON error bodies, `{}` acknowledgements, rows."""
 
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def _additional_properties(instance, value, schema, root, where):
 def _count(minimum: bool, kinds):
     def check(instance, value, schema, root, where):
         if isinstance(instance, kinds):
-            # Strings count Unicode scalar values (code points), as API.md and PostgreSQL do.
+            # Strings count Unicode scalar values (code points), as docs/API.md and PostgreSQL do.
             size = len(instance)
             if (size < value) if minimum else (size > value):
                 raise ValidationError(where, f"size {size} is {'below' if minimum else 'above'} {value}")

@@ -1,4 +1,4 @@
-"""The wire contract of API.md as the iOS app sees it: payloads, row shapes, bytes, routes, headers."""
+"""The wire contract of docs/API.md as the iOS app sees it: payloads, row shapes, bytes, routes, headers."""
 
 from __future__ import annotations
 

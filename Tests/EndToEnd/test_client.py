@@ -1,4 +1,4 @@
-"""The `chatter` command-line client (issue 5, Clients) run as a process against live chatterd servers."""
+"""The `chatter` command-line client run as a process against live chatterd servers."""
 
 from __future__ import annotations
 

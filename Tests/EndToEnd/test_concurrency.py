@@ -1,4 +1,4 @@
-"""RELIABILITY.md §2 and §6: many clients at once, slow and abusive clients, connection limits."""
+"""Many clients at once, slow and abusive clients, connection limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RELIABILITY.md §4: database outages and lock waits answer 503 with Retry-After, never hang or 500,
+"""Database outages and lock waits answer 503 with Retry-After, never hang or 500,
 recover without a restart, and never lose or duplicate an acknowledged chatt.
 
 Uses its own throwaway PostgreSQL cluster, because the tests stop and lock it.

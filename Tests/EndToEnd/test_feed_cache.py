@@ -1,5 +1,5 @@
 """The cached feeds on the wire: ETag and 304, gzip, Vary, HEAD, ?since= and ?limit=, and read-your-writes
-while many clients post and read at once (README "Incremental feeds"; issue 4)."""
+while many clients post and read at once (README "Incremental feeds")."""
 
 from __future__ import annotations
 

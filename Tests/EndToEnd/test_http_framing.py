@@ -1,4 +1,4 @@
-"""RELIABILITY.md §1: HTTP/1.1 parsing robustness, one case per row, over raw sockets.
+"""HTTP/1.1 parsing robustness (RFC 9112), one case per kind of bad framing, over raw sockets.
 
 Every framing error must be answered (JSON error, `Connection: close`) and the socket closed, with
 nothing after it: each framing case is followed by a pipelined probe request that must never be

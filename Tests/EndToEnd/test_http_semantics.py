@@ -1,4 +1,4 @@
-"""HTTP/1.1 semantics over raw sockets (RELIABILITY.md §1 continued): methods, Expect, pipelining,
+"""HTTP/1.1 semantics over raw sockets (RFC 9110, RFC 9112): methods, Expect, pipelining,
 keep-alive, and requests that must never be executed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RELIABILITY.md §6 / API.md: SIGTERM drains in-flight requests, then exits 0; a second signal exits at once."""
+"""docs/API.md "HTTP and TLS": SIGTERM drains in-flight requests, then exits 0; a second signal exits at once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 5 "Observe": one structured access line per request (logfmt or JSON) with an echoed request id, an
+"""One structured access line per request (logfmt or JSON) with an echoed request id, an
 error line with the cause for server errors, nothing secret in the log, and /metrics in the Prometheus text
 format with counters that move."""
 

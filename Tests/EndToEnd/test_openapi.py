@@ -6,7 +6,9 @@ body are checked against the response the spec documents for it. All but the raw
 HTTP/2 (h2c with prior knowledge), which carries the same API. Examples of optional features
 (`x-chatterd-optional: true`) run too, since chatterd has those features; CHATTERD_OPENAPI_OPTIONAL=0 skips
 them, to hold a server without them to the spec. Then every path the server answers must be in the spec, with
-exactly the methods the spec lists (anything else: 405 naming them in `Allow`).
+exactly the methods the spec lists (anything else: 405 naming them in `Allow`). And the spec is held to
+docs/API.md: both name the same endpoints, and every status of docs/API.md's Errors table is in the spec and
+every status in the spec is in docs/API.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +32,8 @@ from pgsupport import psql, with_database
 from processes import wait_until
 from wire import Response, build_request
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text(encoding="utf-8"))
+REPO = Path(__file__).resolve().parents[2]
+SPEC = yaml.safe_load((REPO / "openapi.yaml").read_text(encoding="utf-8"))
 METHODS = ("get", "head", "post", "put", "delete", "patch", "options", "trace")
 JSON_UTF8 = [("Content-Type", "application/json; charset=utf-8")]
 RUN_OPTIONAL = os.environ.get("CHATTERD_OPENAPI_OPTIONAL", "1") == "1"
@@ -262,6 +266,82 @@ def test_every_path_has_its_trailing_slash_twin_except_root():
     assert "//" not in paths
 
 
+# --- the spec against docs/API.md: the same endpoints and the same statuses -----------------------
+
+def api_md_sections() -> dict[str, str]:
+    """docs/API.md's `## ` sections, by title."""
+    sections, title = {}, None
+    for line in (REPO / "docs" / "API.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            title = line[3:].strip()
+            sections[title] = ""
+        elif title is not None:
+            sections[title] += line + "\n"
+    return sections
+
+
+API_MD = api_md_sections()
+
+
+def api_md_endpoints() -> set[tuple[str, str]]:
+    """(METHOD, path) for every `METHOD /path` the "Endpoints" section names."""
+    return set(re.findall(r"`(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (/[^`\s]*)`", API_MD["Endpoints"]))
+
+
+def api_md_error_rows() -> list[tuple[str, int]]:
+    """(case, status) for each row of the "Errors" table; the status cell starts with the code."""
+    rows = []
+    for line in API_MD["Errors"].splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 2 and (code := re.match(r"([1-5][0-9]{2})\b", cells[1])):
+            rows.append((cells[0], int(code.group(1))))
+    return rows
+
+
+def spec_endpoints() -> set[tuple[str, str]]:
+    """(METHOD, path) for every operation but HEAD (docs/API.md: it goes with GET), less the trailing-slash twins."""
+    return {(method.upper(), path) for path, method, _ in spec_operations()
+            if method != "head" and (path == "/" or not path.endswith("/"))}
+
+
+def spec_statuses() -> dict[int, list[str]]:
+    """Every status the spec documents, with where: operation responses and the raw wire examples."""
+    where: dict[int, list[str]] = {}
+    for path, method, item in spec_operations():
+        for code in item[method]["responses"]:
+            where.setdefault(int(code), []).append(f"{method.upper()} {path}")
+    for example in SPEC["x-chatterd-wire-examples"]:
+        where.setdefault(example["status"], []).append(f"wire example {example['summary']!r}")
+    return where
+
+
+def test_docs_api_md_and_the_spec_name_the_same_endpoints():
+    documented, specified = api_md_endpoints(), spec_endpoints()
+    assert len(documented) >= 8, f"found only {sorted(documented)} in docs/API.md's Endpoints: is the parse broken?"
+    assert not documented - specified, f"in docs/API.md but not in openapi.yaml: {sorted(documented - specified)}"
+    assert not specified - documented, f"in openapi.yaml but not in docs/API.md: {sorted(specified - documented)}"
+
+
+def test_the_spec_has_head_exactly_where_it_has_get():
+    for path in SPEC["paths"]:
+        methods = spec_methods(path)
+        assert ("GET" in methods) == ("HEAD" in methods), f"{path}: docs/API.md has HEAD wherever GET is: {methods}"
+
+
+def test_every_error_row_of_docs_api_md_has_its_status_in_the_spec():
+    rows, specified = api_md_error_rows(), spec_statuses()
+    assert len(rows) >= 15, f"found only {len(rows)} rows in docs/API.md's Errors table: is the parse broken?"
+    missing = [f"{status} ({case})" for case, status in rows if status not in specified]
+    assert not missing, f"docs/API.md's Errors table has statuses openapi.yaml documents nowhere: {missing}"
+
+
+def test_every_status_in_the_spec_is_in_docs_api_md():
+    documented = {status for _, status in api_md_error_rows()}
+    documented |= {int(code) for code in re.findall(r"`([1-5][0-9]{2})\b", API_MD["Endpoints"])}
+    extra = {status: where for status, where in spec_statuses().items() if status not in documented}
+    assert not extra, f"openapi.yaml documents statuses docs/API.md does not give: {extra}"
+
+
 # --- the server against the spec: nothing answered that the spec does not list --------------------
 
 def spec_methods(path: str) -> set[str]:
@@ -276,7 +356,7 @@ def near_misses(path: str) -> set[str]:
             trimmed + ".json", "/api" + trimmed, "/v1" + trimmed, trimmed + "/."}
 
 
-# API.md's routes, written out here rather than taken from the spec, so a route missing from the spec shows.
+# docs/API.md's routes, written out here rather than taken from the spec, so a route missing from the spec shows.
 API_MD_ROUTES = ["/", "/postmaps", "/getmaps", "/postchatt", "/getchatts", "/healthz", "/readyz", "/metrics"]
 OTHER_PATHS = API_MD_ROUTES + [r + "/" for r in API_MD_ROUTES[1:]] + ["/index.html", "/favicon.ico", "/robots.txt", "/api", "/admin", "/status", "/health", "/ready",
                "/debug", "/login", "/chatts", "/maps", "/getmap", "/postmap", "/getchatt", "/postchatts", "/.env",

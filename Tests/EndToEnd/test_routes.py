@@ -1,4 +1,4 @@
-"""API.md routes and headers: trailing slashes, query strings, HEAD, GET /, Content-Type/Length/Date on
+"""docs/API.md routes and headers: trailing slashes, query strings, HEAD, GET /, Content-Type/Length/Date on
 every response, and the operations endpoints."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RELIABILITY.md §2: slow bodies, slow readers and a large /getmaps. Uses its own database, seeded with
+"""Slow bodies, slow readers and a large /getmaps. Uses its own database, seeded with
 many chatts, so the shared one stays small."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RELIABILITY.md §3: TLS versions, ALPN, failed handshakes, and refusing bad certificate/key files."""
+"""TLS versions, ALPN, failed handshakes, and refusing bad certificate/key files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""API.md's error table, one named case per row, and its boundaries: every rejected request gets the
+"""docs/API.md's error table, one named case per row, and its boundaries: every rejected request gets the
 right status with a JSON `{"error": ...}` body, and stores nothing."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ COMMON_CASES = {
     "nul-escape-in-message": (b'{"name":"a","message":"\\u0000"}', 400),
     "nul-escape-in-username": (b'{"username":"a\\u0000","message":"m"}', 400),
     "nul-escape-in-unknown-key": (b'{"name":"a","message":"m","x":"\\u0000"}', 400),
-    # A raw NUL is both invalid JSON (422) and a NUL (400): either row of API.md applies.
+    # A raw NUL is both invalid JSON (422) and a NUL (400): either row of docs/API.md applies.
     "raw-nul-byte-in-message": (b'{"name":"a","message":"a\x00b"}', (400, 422)),
     # A lone surrogate escape is not a Unicode scalar: invalid JSON text or invalid text either way.
     "lone-surrogate-escape": (b'{"name":"a","message":"\\ud800"}', (400, 422)),
@@ -208,7 +208,7 @@ def test_boundary_value_is_accepted_and_stored_once(protocol_server, database_ur
 
 
 PAD = "x" * 1024
-# One representative request per row of API.md's error table that both protocols have: (method, target,
+# One representative request per row of docs/API.md's error table that both protocols have: (method, target,
 # body, headers). A declared Content-Length without a body is a body that never comes: the head decides.
 REQUEST_ROWS = {
     "404-unknown-path": (("GET", "/nope", None, None), 404),

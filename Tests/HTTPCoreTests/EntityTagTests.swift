@@ -1,6 +1,14 @@
 import HTTPCore
 import Testing
 
+extension EntityTag {
+    /// The strong comparison of RFC 9110 §8.8.3.2: both tags strong and their opaque parts equal. chatterd only
+    /// compares weakly (`If-None-Match`); the tests use this to show the difference.
+    func stronglyMatches(_ other: EntityTag) -> Bool {
+        !isWeak && !other.isWeak && opaque == other.opaque
+    }
+}
+
 /// Entity tags and `If-None-Match` lists (RFC 9110 §8.8.3, §13.1.2).
 @Suite struct EntityTagTests {
     private func condition(_ values: String...) -> EntityTagCondition? {

@@ -9,6 +9,7 @@ import Testing
     /// Distinct timeouts, so an armed instant tells which deadline it is.
     static let timeouts: ConnectionTimeouts = {
         var timeouts = ConnectionTimeouts()
+        timeouts.minimumBytesPerSecond = 0  // the rate floor has tests of its own
         timeouts.headerSeconds = 10
         timeouts.bodyIdleSeconds = 7
         timeouts.sendIdleSeconds = 30
@@ -22,7 +23,7 @@ import Testing
         Instant(nanoseconds: 1_000_000_000_000) + seconds
     }
 
-    static func machine(maxRequests: Int = 1000) -> Machine {
+    static func machine(maxRequests: Int = 1000, timeouts: ConnectionTimeouts = timeouts) -> Machine {
         var configuration = Machine.Configuration()
         configuration.timeouts = timeouts
         configuration.maxRequestsPerConnection = maxRequests
@@ -118,9 +119,9 @@ import Testing
         var machine = Self.machine()
         _ = machine.receive(Self.get, at: Self.at(1))
         _ = machine.responseReady(Self.ok, at: Self.at(2))
-        #expect(machine.writeBlocked(progressed: true, at: Self.at(4)) == [])  // the header deadline (10) is earlier
+        #expect(machine.writeBlocked(written: 10, at: Self.at(4)) == [])  // the header deadline (10) is earlier
         #expect(machine.timerFired(at: Self.at(10)) == [.armTimer(Self.at(34))])
-        #expect(machine.writeBlocked(progressed: false, at: Self.at(20)) == [], "no progress, same deadline")
+        #expect(machine.writeBlocked(written: 0, at: Self.at(20)) == [], "no progress, same deadline")
         #expect(machine.timerFired(at: Self.at(34)) == [.close])
     }
 
@@ -258,6 +259,93 @@ import Testing
             #expect(machine.outputDrained(at: Self.at(Double(second))) == [.resumeReads])
         }
         #expect(machine.requestsServed == 5)
+    }
+}
+
+/// The rate floor: bodies and blocked responses must move at least so many bytes per window.
+@Suite struct HTTP1RateFloorTests {
+    typealias Machine = HTTP1ConnectionMachine
+    static let at = HTTP1ConnectionMachineTests.at
+
+    /// The suite's timeouts with a floor of 100 bytes per second over 5-second windows (500 a window).
+    static let timeouts: ConnectionTimeouts = {
+        var timeouts = HTTP1ConnectionMachineTests.timeouts
+        timeouts.minimumBytesPerSecond = 100
+        timeouts.rateWindowSeconds = 5
+        timeouts.bodyIdleSeconds = 100
+        timeouts.sendIdleSeconds = 100
+        return timeouts
+    }()
+
+    @Test func aBodyThatTricklesIsAnswered408AtTheEndOfItsWindow() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        let head = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n"
+        #expect(machine.receive(head, at: Self.at(1)) == [.armTimer(Self.at(6))], "the window, not body idle")
+        _ = machine.receive(String(repeating: "a", count: 499), at: Self.at(4))
+        let actions = machine.timerFired(at: Self.at(6))
+        #expect(actions.contains { action in
+            if case .send(let response, _) = action { return response.status == .requestTimeout }
+            return false
+        }, "499 bytes in a 500-byte window")
+    }
+
+    @Test func aHeadThatTricklesIsAnswered408AtTheEndOfItsWindow() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        #expect(machine.receive("GET / HTTP/1.1\r\n", at: Self.at(1)) == [.armTimer(Self.at(6))])
+        _ = machine.receive("X-a: b\r\n", at: Self.at(4))
+        let (response, framing) = try #require(HTTP1ConnectionMachineTests.sent(machine.timerFired(at: Self.at(6))))
+        #expect(response.status == .requestTimeout && !framing.keepAlive)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"request too slow"}"#)
+    }
+
+    @Test func aHeadThatArrivesWholeIsNeverMeasured() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        let actions = machine.receive(HTTP1ConnectionMachineTests.get, at: Self.at(1))
+        #expect(HTTP1ConnectionMachineTests.handled(actions) != nil)
+        #expect(!actions.contains { if case .armTimer = $0 { true } else { false } })
+    }
+
+    @Test func aBodyAtTheFloorGetsANewWindowEachTime() throws {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        _ = machine.receive("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 1600\r\n\r\n", at: Self.at(1))
+        _ = machine.receive(String(repeating: "a", count: 500), at: Self.at(3))
+        #expect(machine.timerFired(at: Self.at(6)) == [.armTimer(Self.at(11))])
+        _ = machine.receive(String(repeating: "a", count: 500), at: Self.at(8))
+        #expect(machine.timerFired(at: Self.at(11)) == [.armTimer(Self.at(16))])
+        let request = HTTP1ConnectionMachineTests.handled(
+            machine.receive(String(repeating: "a", count: 600), at: Self.at(12)))
+        #expect(request?.body.count == 1600)
+    }
+
+    @Test func aReaderThatDrainsTooSlowlyIsCutOffAWindowAfterTheSocketFills() {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        _ = machine.receive(HTTP1ConnectionMachineTests.get, at: Self.at(1))
+        _ = machine.responseReady(.json(.ok, Array(repeating: 1, count: 100_000)), at: Self.at(1))
+        // The first block: what the kernel took before it does not count.
+        #expect(machine.writeBlocked(written: 80_000, at: Self.at(1)) == [.armTimer(Self.at(6))])
+        #expect(machine.writeBlocked(written: 300, at: Self.at(4)) == [])
+        #expect(machine.timerFired(at: Self.at(6)) == [.close], "300 bytes in a 500-byte window")
+    }
+
+    @Test func aReaderAtTheFloorKeepsItsConnection() {
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: Self.timeouts)
+        _ = machine.receive(HTTP1ConnectionMachineTests.get, at: Self.at(1))
+        _ = machine.responseReady(.json(.ok, Array(repeating: 1, count: 100_000)), at: Self.at(1))
+        _ = machine.writeBlocked(written: 80_000, at: Self.at(1))
+        _ = machine.writeBlocked(written: 600, at: Self.at(5))
+        #expect(machine.timerFired(at: Self.at(6)) == [.armTimer(Self.at(11))])
+        #expect(machine.outputDrained(at: Self.at(7)) == [.resumeReads])
+        #expect(machine.timerFired(at: Self.at(11)) == [.armTimer(Self.at(67))], "drained: no window any more")
+    }
+
+    @Test func aFloorOfZeroMeasuresNothing() {
+        var timeouts = Self.timeouts
+        timeouts.minimumBytesPerSecond = 0
+        var machine = HTTP1ConnectionMachineTests.machine(timeouts: timeouts)
+        _ = machine.receive(HTTP1ConnectionMachineTests.get, at: Self.at(1))
+        _ = machine.responseReady(.json(.ok, Array(repeating: 1, count: 100_000)), at: Self.at(1))
+        #expect(machine.writeBlocked(written: 80_000, at: Self.at(1)) == [])
+        #expect(machine.timerFired(at: Self.at(10)) == [.armTimer(Self.at(101))], "only send idle")
     }
 }
 

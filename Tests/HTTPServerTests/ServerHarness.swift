@@ -11,9 +11,6 @@ final class ServerHarness {
     let port: UInt16
 
     init(tls: TLSConfiguration? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
-        // As chatterd does (Chatterd.serve): OpenSSL writes with write(), and a client that closed right after
-        // its handshake (before our TLS 1.3 tickets and HTTP/2 SETTINGS went out) would kill the test process.
-        signal(SIGPIPE, SIG_IGN)
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0

@@ -105,4 +105,44 @@ import Testing
         let silent = try TestClient(port: harness.port)
         #expect(silent.isClosedByServer())
     }
+
+    @Test func aReloadServesTheNewPairToNewConnectionsAndOldOnesKeepTheirs() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        let before = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION())
+        #expect(before.peerSubject == "/CN=localhost")
+        try certificate.replace(with: try TestCertificate.make(commonName: "renewed"))
+        let notAfter = try #require(try harness.server.reloadCertificate())
+        #expect(notAfter > Date().timeIntervalSince1970 && notAfter < Date().timeIntervalSince1970 + 3 * 86_400)
+        #expect(harness.server.certificateNotAfter == notAfter)
+        let after = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION())
+        #expect(after.peerSubject == "/CN=renewed")
+        before.send("GET /old HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(before.readResponse()?.status == 200, "the open connection keeps its session")
+    }
+
+    @Test func aPairThatCannotBeLoadedIsRefusedAndTheOldOneStays() throws {
+        let harness = try ServerHarness(tls: configuration)
+        defer { harness.stop() }
+        let served = harness.server.certificateNotAfter
+        let expired = try certificate.makeExpiredCertificate()
+        let otherKey = try certificate.makeOtherKey()
+        try Data(contentsOf: URL(fileURLWithPath: expired)).write(to: URL(fileURLWithPath: certificate.certificatePath))
+        #expect(throws: TLSError.self) { try harness.server.reloadCertificate() }
+        try certificate.replace(with: try TestCertificate.make(commonName: "mismatched"))
+        try certificate.replaceKey(with: otherKey)
+        #expect(throws: TLSError.self) { try harness.server.reloadCertificate() }
+        try FileManager.default.removeItem(atPath: certificate.certificatePath)
+        #expect(throws: TLSError.self) { try harness.server.reloadCertificate() }
+        #expect(harness.server.certificateNotAfter == served)
+        let client = try TestClient(port: harness.port, tlsVersion: COpenSSL_TLS1_3_VERSION())
+        #expect(client.peerSubject == "/CN=localhost", "still the first pair")
+    }
+
+    @Test func plainHTTPHasNothingToReload() throws {
+        let harness = try ServerHarness()
+        defer { harness.stop() }
+        #expect(try harness.server.reloadCertificate() == nil)
+        #expect(harness.server.certificateNotAfter == nil)
+    }
 }

@@ -15,17 +15,29 @@ final class TestCertificate: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    static func make() throws -> TestCertificate {
+    static func make(commonName: String = "localhost") throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatterd-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = TestCertificate(directory: directory)
         try run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-days", "2", "-nodes",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-subj", "/CN=\(commonName)", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
             "-keyout", certificate.keyPath, "-out", certificate.certificatePath,
         ])
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: certificate.keyPath)
         return certificate
+    }
+
+    /// Overwrites this certificate's files with `other`'s pair (what an operator does before a reload).
+    func replace(with other: TestCertificate) throws {
+        for (from, to) in [(other.certificatePath, certificatePath), (other.keyPath, keyPath)] {
+            try Data(contentsOf: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: to))
+        }
+    }
+
+    /// Overwrites this certificate's key file with `path`'s contents.
+    func replaceKey(with path: String) throws {
+        try Data(contentsOf: URL(fileURLWithPath: path)).write(to: URL(fileURLWithPath: keyPath))
     }
 
     /// A second, unrelated key (for mismatch tests).

@@ -27,6 +27,8 @@ final class TestClient {
     private var buffer: [UInt8] = []
     /// The protocol ALPN selected, if any.
     private(set) var alpn: String?
+    /// The subject of the certificate the server presented, as OpenSSL prints it (e.g. `/CN=localhost`).
+    private(set) var peerSubject: String?
 
     /// Connects; with `tlsVersion` (e.g. TLS1_2_VERSION) it also completes a handshake pinned to that version.
     init(port: UInt16, tlsVersion: Int32? = nil, alpn: [String] = ["http/1.1"], receiveTimeout: Int = 5) throws {
@@ -75,6 +77,12 @@ final class TestClient {
         SSL_get0_alpn_selected(ssl, &selected, &length)
         if let selected, length > 0 {
             self.alpn = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
+        }
+        if let certificate = SSL_get1_peer_certificate(ssl) {
+            defer { X509_free(certificate) }
+            var name = [CChar](repeating: 0, count: 256)
+            X509_NAME_oneline(X509_get_subject_name(certificate), &name, Int32(name.count))
+            peerSubject = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 

@@ -3,6 +3,14 @@ import Foundation
 import Testing
 import TestSupport
 
+extension LogLevel {
+    /// The level called `name`, if any: how a flag or variable picks a level, so each name must pick one.
+    init?(name: String) {
+        guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = level
+    }
+}
+
 @Suite struct LogLineTests {
     private func logfmt(_ fill: (inout LogLine) -> Void) -> String {
         var line = LogLine(format: .logfmt, level: .info, event: "test")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Syscalls
 
 /// A pipe whose write end a `LogWriter` writes to, and whose read end a test reads lines from.
 public final class LogPipe {
@@ -34,10 +35,11 @@ public final class LogPipe {
                 continue
             }
             let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-            var ready = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
-            guard remaining > 0, poll(&ready, 1, remaining) == 1 else { break }
+            guard remaining > 0 else { break }
+            let ready = Self.checked { try Syscall.poll(readFD, for: POLLIN, timeoutMilliseconds: remaining) }
+            guard ready != 0 else { break }
             var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = read(readFD, &buffer, buffer.count)
+            let count = Self.checked { try Syscall.run("read") { read(readFD, &buffer, buffer.count) } }
             guard count > 0 else { break }
             unread += buffer[..<count]
         }
@@ -46,12 +48,16 @@ public final class LogPipe {
 
     /// Fills the pipe with newline-terminated filler until a write would block; returns the bytes written.
     public func fill() -> Int {
-        let flags = fcntl(writeFD, F_GETFL)
-        _ = fcntl(writeFD, F_SETFL, flags | O_NONBLOCK)
-        defer { _ = fcntl(writeFD, F_SETFL, flags) }
+        Self.checked { try Syscall.setNonBlocking(writeFD) }
+        defer { Self.checked { try Syscall.setBlocking(writeFD) } }
         var total = 0
         for chunk in [[UInt8](repeating: UInt8(ascii: "x"), count: 4095) + [10], [10]] {
-            while case let written = write(writeFD, chunk, chunk.count), written > 0 { total += written }
+            // Until a write would block: the pipe is full.
+            while true {
+                let outcome = Self.checked { try Syscall.nonBlocking("write") { write(writeFD, chunk, chunk.count) } }
+                guard case .done(let written) = outcome, written > 0 else { break }
+                total += written
+            }
         }
         return total
     }
@@ -61,9 +67,18 @@ public final class LogPipe {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var left = count
         while left > 0 {
-            let got = read(readFD, &buffer, min(left, buffer.count))
+            let got = Self.checked { try Syscall.run("read") { read(readFD, &buffer, min(left, buffer.count)) } }
             guard got > 0 else { return }
             left -= got
+        }
+    }
+
+    /// The result of `call`; a failed system call stops the test run, since a test cannot go on without its pipe.
+    private static func checked<Result>(_ call: () throws -> Result) -> Result {
+        do {
+            return try call()
+        } catch {
+            fatalError("LogPipe: \(error)")
         }
     }
 }

@@ -1,5 +1,5 @@
 # Turns the benchmark's results rows (tab-separated: name, transport, req/s, p50, p99, max ms, errors,
-# requests, RSS MB, CPU s, bytes read) into the Markdown table, the verdict on each target of issue 4, and
+# requests, RSS MB, CPU s, bytes read) into the Markdown table, the verdict on each performance target, and
 # HTTP/2 against nginx's and against chatterd's own HTTP/1.1.
 # Variables: baselines ("scenario=baseline ..."), http11 ("h2 scenario=its HTTP/1.1 scenario ..."),
 # connections (wrk and h2load -c), streams (h2load -m), body_bytes (/getmaps body).

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The Markdown report: what ran where, the results table and the targets of issue 4.
+# The Markdown report: what ran where, the results table and the performance targets.
 
 # Prints a one-line description of this machine: cores, CPU model, memory, kernel.
 bench_machine() {

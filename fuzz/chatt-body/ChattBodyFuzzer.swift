@@ -62,7 +62,7 @@ private func checkWellFormed(_ value: JSONValue, depth: Int) {
     }
 }
 
-/// Validation invariants: only 400 or 422, following API.md's order for the early rules; an accepted chatt
+/// Validation invariants: only 400 or 422, following docs/API.md's order for the early rules; an accepted chatt
 /// is within every limit, holds no NUL, carries exactly the posted strings, and encodes to rows that parse back.
 private func checkValidation(
     _ result: Result<NewChatt, APIError>, bytes: [UInt8], parsed: Result<JSONValue, JSONParseError>,

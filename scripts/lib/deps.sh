@@ -3,7 +3,7 @@
 # Source it after common.sh. Nothing is reinstalled: each check is a file or command lookup.
 
 # Puts swift on PATH (it may only exist in /opt/swift/usr/bin); fails with advice if it is nowhere.
-_deps_find_swift() {
+deps_find_swift() {
     command -v swift >/dev/null 2>&1 && return 0
     if [[ -x /opt/swift/usr/bin/swift ]]; then
         export PATH=$PATH:/opt/swift/usr/bin
@@ -27,18 +27,25 @@ _deps_find_pytest() {
     return 1
 }
 
-# Prints the apt packages that are missing, one per line. Each extra argument is CHECK or CHECK=PACKAGE:
-# CHECK is a command looked up in PATH, or an absolute path that must be executable (/usr/sbin is not
-# in a normal user's PATH); PACKAGE defaults to CHECK.
-_deps_missing() {
+# Prints the missing apt packages, one per line, that the build and a server from this checkout need: the C
+# libraries, pkg-config, openssl for certificates, curl for health checks, and a PostgreSQL server unless the
+# argument is --remote-database (else --local-database).
+_deps_missing_server() {
     [[ -f /usr/include/postgresql/libpq-fe.h ]] || echo libpq-dev
     [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
     [[ -f /usr/include/zlib.h ]] || echo zlib1g-dev
     [[ -f /usr/include/nghttp2/nghttp2.h ]] || echo libnghttp2-dev
     command -v pkg-config >/dev/null 2>&1 || echo pkg-config
-    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
+    [[ ${1:-} == --remote-database ]] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
     command -v openssl >/dev/null 2>&1 || echo openssl
     command -v curl >/dev/null 2>&1 || echo curl
+}
+
+# Prints the missing packages of everything: the server's, the test tools (Python 3 with pytest and PyYAML),
+# then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an
+# absolute path that must be executable (/usr/sbin is not in a normal user's PATH); PACKAGE defaults to CHECK.
+_deps_missing() {
+    _deps_missing_server --local-database
     command -v python3 >/dev/null 2>&1 || echo python3
     _deps_find_pytest || printf '%s\n' python3-pytest python3-yaml
     local extra check
@@ -111,14 +118,13 @@ deps_apt_install() {
     "${apt[@]}" install -y --no-install-recommends "$@" >&2
 }
 
-# Ensures every dependency is present; extra arguments name further commands as CHECK[=PACKAGE]
-# (e.g. wrk, /usr/sbin/nginx=nginx-light). As root, installs what is missing; otherwise says how and fails.
-deps_ensure() {
-    _deps_find_swift || return 1
-    local missing
-    mapfile -t missing < <(_deps_missing "$@")
-    # The checks ran in a subshell; find pytest again here so CHATTERD_PYTHON reaches the caller.
-    (( ${#missing[@]} == 0 )) && { _deps_find_pytest; return; }
+# Installs what the list function LIST (called with the further arguments) prints as missing: as root with
+# apt, otherwise it says how and fails. Fails too when something is still missing afterwards.
+_deps_install_missing() {
+    local list=$1 missing
+    shift
+    mapfile -t missing < <("$list" "$@")
+    (( ${#missing[@]} == 0 )) && return 0
     if ! is_root; then
         printf 'error: missing packages: %s\n' "${missing[*]}" >&2
         printf 'run:   sudo apt-get update && sudo apt-get install -y %s\n' "${missing[*]}" >&2
@@ -126,10 +132,26 @@ deps_ensure() {
     fi
     log "installing ${missing[*]}"
     deps_apt_install "${missing[@]}" || { printf 'error: apt-get install failed\n' >&2; return 1; }
-    mapfile -t missing < <(_deps_missing "$@")
+    mapfile -t missing < <("$list" "$@")
     if (( ${#missing[@]} > 0 )); then
         printf 'error: still missing after apt-get install: %s\n' "${missing[*]}" >&2
         return 1
     fi
+}
+
+# Ensures every dependency of building and testing is present; extra arguments name further commands as
+# CHECK[=PACKAGE] (e.g. shellcheck, wrk, /usr/sbin/nginx=nginx-light). As root, installs what is missing;
+# otherwise says how and fails. Sets CHATTERD_PYTHON.
+deps_ensure() {
+    deps_find_swift || return 1
+    _deps_install_missing _deps_missing "$@" || return 1
+    # The checks ran in a subshell; find pytest again here so CHATTERD_PYTHON reaches the caller.
     _deps_find_pytest
+}
+
+# Ensures what a server built from this checkout needs (deploy/install.sh): the toolchain, the C libraries and
+# tools, and a PostgreSQL server unless the argument is --remote-database (else --local-database). No test tools.
+deps_ensure_server() {
+    deps_find_swift || return 1
+    _deps_install_missing _deps_missing_server "$1"
 }
