@@ -61,6 +61,7 @@ _deps_missing() {
 
 # Python modules the end-to-end tests import besides pytest and PyYAML, as MODULE=REQUIREMENT: PyPI's h2
 # as the HTTP/2 client, with its hyperframe and hpack for raw frames.
+# shellcheck disable=SC2034 # read by scripts/test
 DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=hpack>=4.0,<5")
 
 # Prints each MODULE=REQUIREMENT argument whose module $CHATTERD_PYTHON cannot import.
