@@ -86,11 +86,12 @@ bench_nginx_start nginx "$BENCH_NGINX_WORKERS" "$docroot" "$crt" "$key" "$BENCH_
 for server in nginx1 nginx; do
     bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-tls"]}" --cacert "$crt" --http1.1 \
         "${BENCH_URL["$server-tls"]}"
-    bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-tls"]}" --cacert "$crt" --http2 \
-        "${BENCH_URL["$server-tls"]}"
+    bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-h2"]}" --cacert "$crt" --http2 \
+        "${BENCH_URL["$server-h2"]}"
     bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-plain"]}" "${BENCH_URL["$server-plain"]}"
 done
-bench_h2_check "$crt" "${BENCH_URL["chatterd-tls"]}" "${BENCH_URL["nginx1-tls"]}" "${BENCH_URL["nginx-tls"]}"
+bench_h2_check "$crt" "${BENCH_URL["chatterd-tls"]}" "${BENCH_URL["chatterd-h2"]}" "${BENCH_URL["nginx1-h2"]}" \
+    "${BENCH_URL["nginx-h2"]}"
 
 bench_run_all
 bench_report "$command_line" "$docroot/getmaps" >"$BENCH_OUT/results.md"

@@ -5,6 +5,11 @@
 
 # Concurrent streams h2load keeps open on each connection (-m).
 BENCH_H2_STREAMS=10
+# Requests allowed on one connection by the listeners h2load loads (chatterd-h2, nginx's h2 server). h2load
+# does not reconnect after a GOAWAY, so at the usual 1000 every connection would stop after 1000 requests
+# and the run measure the cap, not the server.
+# shellcheck disable=SC2034 # read by chatterd.sh and nginx.sh
+BENCH_H2_REQUESTS_PER_CONNECTION=100000000
 
 # Runs h2load against URL with CONNECTIONS connections of BENCH_H2_STREAMS streams each while sampling the
 # server process PID; extra arguments go to h2load (e.g. -H). Usage: bench_h2load NAME PID CONNECTIONS URL [...]

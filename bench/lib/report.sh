@@ -28,7 +28,7 @@ bench_report() {
     printf -- '- machine: %s\n' "$(bench_machine)"
     printf -- '- chatterd %s (%s); %s; PostgreSQL %s with fsync and synchronous_commit on\n' "$commit" "$CHATTERD_BIN" \
         "$("$(_nginx_bin)" -v 2>&1 | sed 's/^nginx version: //')" "$(bench_psql -Atc 'SHOW server_version')"
-    printf -- '- load: wrk -t%s -c%s -d%ss (getmaps-conns -c%s); h2load -t%s -c%s -m%s -D %s (transport h2: HTTP/2 over TLS); pgbench -c%s -j%s -T%s -M prepared\n' \
+    printf -- '- load: wrk -t%s -c%s -d%ss (getmaps-conns -c%s); h2load -t%s -c%s -m%s -D %s (transport h2: HTTP/2 over TLS, no cap of requests per connection, as h2load does not reconnect after GOAWAY); pgbench -c%s -j%s -T%s -M prepared\n' \
         "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_DURATION" $(( 4 * BENCH_CONNECTIONS )) \
         "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_H2_STREAMS" "$BENCH_DURATION" \
         "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_DURATION"

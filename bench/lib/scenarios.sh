@@ -53,14 +53,14 @@ bench_select() {
     done
 }
 
-# Runs scenario NAME over TRANSPORT (tls, plain, or h2: TLS with ALPN h2) if it is selected.
+# Runs scenario NAME over TRANSPORT (tls, plain, or h2: TLS with ALPN h2 on h2load's listeners) if it is
+# selected.
 bench_run() {
     local name=$1 transport=$2 c=$BENCH_CONNECTIONS
     [[ -n ${BENCH_SELECTED[$name]:-} ]] || return 0
-    local chatterd pid server=$transport
-    [[ $transport == h2 ]] && server=tls
-    chatterd=${BENCH_URL["chatterd-$server"]}
-    pid=${BENCH_PID["chatterd-$server"]}
+    local chatterd pid
+    chatterd=${BENCH_URL["chatterd-$transport"]}
+    pid=${BENCH_PID["chatterd-$transport"]}
     case $name in
         tiny) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/healthz" ;;
         getmaps) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" ;;
@@ -74,9 +74,9 @@ bench_run() {
         h2-tiny) bench_h2load "$name" "$pid" "$c" "$chatterd/healthz" ;;
         h2-getmaps) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" ;;
         h2-getmaps-gzip) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING" ;;
-        nginx-h2-tiny-1w) bench_h2load "$name" "${BENCH_PID[nginx1-tls]}" "$c" "${BENCH_URL[nginx1-tls]}/healthz" ;;
-        nginx-h2-getmaps) bench_h2load "$name" "${BENCH_PID[nginx-tls]}" "$c" "${BENCH_URL[nginx-tls]}/getmaps" ;;
-        nginx-h2-getmaps-gzip) bench_h2load "$name" "${BENCH_PID[nginx-tls]}" "$c" "${BENCH_URL[nginx-tls]}/getmaps" \
+        nginx-h2-tiny-1w) bench_h2load "$name" "${BENCH_PID[nginx1-h2]}" "$c" "${BENCH_URL[nginx1-h2]}/healthz" ;;
+        nginx-h2-getmaps) bench_h2load "$name" "${BENCH_PID[nginx-h2]}" "$c" "${BENCH_URL[nginx-h2]}/getmaps" ;;
+        nginx-h2-getmaps-gzip) bench_h2load "$name" "${BENCH_PID[nginx-h2]}" "$c" "${BENCH_URL[nginx-h2]}/getmaps" \
             -H "$BENCH_IOS_ENCODING" ;;
         nginx-tiny-1w) _bench_run_nginx nginx1 "$transport" /healthz ;;
         nginx-tiny) _bench_run_nginx nginx "$transport" /healthz ;;
