@@ -129,12 +129,14 @@ class H2Conn(SocketOwner):
         for start in range(0, len(data), step):
             self.sock.sendall(data[start:start + step])
 
-    def send_headers(self, fields: list[tuple[str, str]], end_stream: bool = True) -> int:
-        """A new stream with exactly these fields (pseudo-headers included); returns its id."""
+    def send_headers(self, fields: list[tuple[str, str]], end_stream: bool = True, flush: bool = True) -> int:
+        """A new stream with exactly these fields (pseudo-headers included); returns its id. Without `flush`
+        the frame waits for the next write, so several can go out in one."""
         stream_id = self.h2.get_next_available_stream_id()
         self.streams[stream_id] = Stream(stream_id)
         self.h2.send_headers(stream_id, fields, end_stream=end_stream)
-        self.flush()
+        if flush:
+            self.flush()
         return stream_id
 
     def request_fields(self, method: str, target: str, headers=None, body: bytes | None = None):

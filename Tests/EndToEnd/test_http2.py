@@ -100,9 +100,11 @@ def test_head_and_304_carry_the_get_fields_and_no_body_on_one_connection(big_fee
 def test_a_hundred_concurrent_streams_are_served_and_the_next_is_refused(big_feed):
     body = big_feed.plain.get("/getmaps").body
     with big_feed.h2.connect(timeout=30) as conn:
-        # All 101 go out before the server's SETTINGS are read, so the client does not hold the last back.
+        # All 101 go out in one write, before the server's SETTINGS are read (so the client does not hold the
+        # last back) and before any of the first 100 can be answered and closed.
         fields = conn.request_fields("GET", "/getmaps")
-        streams = [conn.send_headers(fields) for _ in range(101)]
+        streams = [conn.send_headers(fields, flush=False) for _ in range(101)]
+        conn.flush()
         assert conn.wait_for(lambda: all(conn.streams[s].done for s in streams), 30)
         outcomes = [conn.streams[s] for s in streams]
         refused = [s.stream_id for s in outcomes if s.reset is not None]

@@ -162,7 +162,7 @@ def test_5000_unread_getmaps_streams_keep_memory_bounded(big_feed, bystander):
             conn.grant(2**31 - 1 - 65_535)
             fields = conn.request_fields("GET", "/getmaps")
             for _ in range(100):
-                conn.h2.send_headers(conn.h2.get_next_available_stream_id(), fields, end_stream=True)
+                conn.send_headers(fields, flush=False)
             conn.flush()
             clients.append(conn)
         samples = scrape(big_feed.h2)
