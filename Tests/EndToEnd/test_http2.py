@@ -117,9 +117,12 @@ def test_a_one_kibibyte_client_window_is_honoured_exactly_until_window_update(bi
     body = big_feed.plain.get("/getmaps").body
     with big_feed.h2.connect(auto_ack=False, settings={SettingCodes.INITIAL_WINDOW_SIZE: 1024}) as conn:
         stream = conn.streams[conn.send_request("GET", "/getmaps")]
+        # What the window allows comes, then nothing more for a while (generous: loopback takes microseconds).
+        assert conn.wait_for(lambda: len(stream.body) >= 1024)
         conn.quiet_for(0.5)
         assert len(stream.body) == 1024 and not stream.done
         conn.grant(1000, stream.stream_id)
+        assert conn.wait_for(lambda: len(stream.body) >= 2024)
         conn.quiet_for(0.5)
         assert len(stream.body) == 2024 and bytes(stream.body) == body[:2024]
         # The connection's window (64 KiB) is the next limit; open both.
