@@ -60,6 +60,9 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     private var mayHaveInput = true
     /// A TLS read asked for the socket to be writable first.
     private var readWaitsForWritable = false
+    /// `readAvailable` is on the stack: what the driver does meanwhile must not start another read loop, or
+    /// a client that sends each request as soon as it has the last answer would deepen the stack without end.
+    private var reading = false
 
     init(
         id: Int, fd: Int32, peer: ClientAddress, admitted: IPAddress?, loop: ReadinessLoop,
@@ -164,6 +167,8 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     }
 
     func readBufferedInput() {
+        // Inside a read loop, that loop reads on once the driver wants input again.
+        guard !reading else { return }
         if !readsSuspended, mayHaveInput || transport.hasBufferedInput { readAvailable() }
     }
 
@@ -299,6 +304,9 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
 
     /// Reads while the driver wants input and the transport has some.
     private func readAvailable() {
+        guard !reading else { return }
+        reading = true
+        defer { reading = false }
         withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
             while !closed, !readsSuspended, driver?.wantsInput ?? (sniffed != nil) {
                 switch transport.read(into: buffer) {

@@ -212,4 +212,26 @@ import Testing
         #expect(stopped.wait(timeout: .now() + 10) == .success)
         #expect(throws: TestClient.Failure.self) { try TestClient(port: harness.port) }
     }
+
+    @Test func requestsThatKeepArrivingWhileAnswersGoOutDoNotDeepenTheStack() throws {
+        // Each answer is made at once on the I/O queue, and more requests are waiting when it is written: a
+        // read started from inside the read loop that handed the last request out nested once per read, with
+        // its 16 KiB buffer, until the stack overflowed (a segfault under wrk). Requests of 8 KiB make a read
+        // hold only two, so 2 000 of them would nest about a thousand deep.
+        let harness = try ServerHarness { $0.maxRequestsPerConnection = 100_000 }
+        defer { harness.stop() }
+        let client = try TestClient(port: harness.port)
+        let request = Array("GET /inline HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 8000))\r\n\r\n".utf8)
+        let count = 2_000
+        // Only the sender writes, only this thread reads: the socket takes both at once.
+        nonisolated(unsafe) let writer = client
+        let sender = Thread { for _ in 0..<count { writer.send(request) } }
+        sender.start()
+        for index in 0..<count {
+            guard client.readResponse()?.status == 200 else {
+                Issue.record("request \(index) was not answered")
+                return
+            }
+        }
+    }
 }
