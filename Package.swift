@@ -67,6 +67,12 @@ let package = Package(
             name: "FuzzChattBody", dependencies: ["ChattModel", "ChattFeed", "JSON", "LibFuzzerDriver"],
             path: "fuzz/chatt-body",
             exclude: ["corpus", "dict", "product"], linkerSettings: exportFuzzerDriver),
+        // The HTTP/2 connection machine is internal to HTTPServer: this harness exists only in fuzz/run.sh's
+        // build, which enables testing (see fuzz/http2-session/SessionFuzzer.swift).
+        .executableTarget(
+            name: "FuzzHTTP2Session", dependencies: ["HTTPServer", "HTTPCore", "CNGHTTP2", "LibFuzzerDriver"],
+            path: "fuzz/http2-session",
+            exclude: ["corpus", "dict", "product", "make-corpus.py"], linkerSettings: exportFuzzerDriver),
 
         // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
         .target(

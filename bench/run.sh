@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Benchmarks the release chatterd on loopback against baselines measured in the same run: nginx serving
-# the same tiny response and the same /getmaps bytes as a static file (plain and gzip_static), and
-# pgbench running chatterd's INSERT one per transaction on the same PostgreSQL. Only the ratios compare
-# across machines and days. Writes .build/bench/results.md (and keeps every tool's output there).
+# the same tiny response and the same /getmaps bytes as a static file (plain and gzip_static), over
+# HTTP/1.1 (wrk) and HTTP/2 (h2load, TLS), and pgbench running chatterd's INSERT one per transaction on
+# the same PostgreSQL. Only the ratios compare across machines and days. Writes .build/bench/results.md
+# (and keeps every tool's output there).
 #
 # Usage: bench/run.sh [--rows N] [--duration S] [--connections C] [--threads T] [--only LIST]
 #   --rows N         chatts seeded before the run (default 1000; 10000 and 100000 work too)
 #   --duration S     seconds per scenario (default 10)
-#   --connections C  wrk and pgbench clients (default 64); --threads T: their threads (default 2)
+#   --connections C  wrk, h2load and pgbench clients (default 64); --threads T: their threads (default 2)
 #   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along:
-#                    tiny getmaps getmaps-gzip getmaps-conns post mix
+#                    tiny getmaps getmaps-gzip getmaps-conns post mix h2-tiny h2-getmaps h2-getmaps-gzip
 #                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench
+#                    nginx-h2-tiny-1w nginx-h2-getmaps nginx-h2-getmaps-gzip
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
 
@@ -21,7 +23,7 @@ for lib in scripts/lib/common.sh scripts/lib/deps.sh scripts/lib/postgres.sh ben
     source "$lib"
 done
 
-usage() { sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
 BENCH_ROWS=1000 BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_THREADS=2 only=''
 command_line="bench/run.sh${*:+ $*}"
@@ -43,7 +45,7 @@ done
 (( BENCH_CONNECTIONS >= BENCH_THREADS )) || die "--connections must be at least --threads (wrk needs one per thread)"
 bench_select "$only"
 
-deps_ensure wrk /usr/sbin/nginx=nginx-light pgbench=postgresql-client || exit 1
+deps_ensure wrk h2load=nghttp2-client /usr/sbin/nginx=nginx-light pgbench=postgresql-client || exit 1
 BENCH_OUT=$ROOT/.build/bench
 BENCH_RESULTS=$BENCH_OUT/results.tsv
 # chatterd's I/O queues and handler threads use every core; nginx gets as many workers.
@@ -82,9 +84,14 @@ max_connections=$(( 4 * BENCH_CONNECTIONS + 64 ))
 bench_nginx_start nginx1 1 "$docroot" "$crt" "$key" "$BENCH_OUT" "$max_connections"
 bench_nginx_start nginx "$BENCH_NGINX_WORKERS" "$docroot" "$crt" "$key" "$BENCH_OUT" "$max_connections"
 for server in nginx1 nginx; do
-    bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-tls"]}" --cacert "$crt" "${BENCH_URL["$server-tls"]}"
+    bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-tls"]}" --cacert "$crt" --http1.1 \
+        "${BENCH_URL["$server-tls"]}"
+    bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-h2"]}" --cacert "$crt" --http2 \
+        "${BENCH_URL["$server-h2"]}"
     bench_nginx_check "$docroot/getmaps" "${BENCH_URL["chatterd-plain"]}" "${BENCH_URL["$server-plain"]}"
 done
+bench_h2_check "$crt" "${BENCH_URL["chatterd-tls"]}" "${BENCH_URL["chatterd-h2"]}" "${BENCH_URL["nginx1-h2"]}" \
+    "${BENCH_URL["nginx-h2"]}"
 
 bench_run_all
 bench_report "$command_line" "$docroot/getmaps" >"$BENCH_OUT/results.md"

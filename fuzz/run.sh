@@ -11,7 +11,9 @@
 #   corpus/    seed inputs; the run works on a temporary copy, so the committed corpus never grows
 #
 # The build is `swift build -c release --product P -Xswiftc -sanitize=fuzzer,address` in its own scratch
-# directory ($CHATTERD_BUILD_DIR/fuzz-build, default .build/fuzz-build). On a crash, leak, timeout or OOM the
+# directory ($CHATTERD_BUILD_DIR/fuzz-build, default .build/fuzz-build), with testing enabled and
+# CHATTERD_FUZZ_TESTABLE defined, so a harness may `@testable import` a module for its internal types
+# (fuzz/http2-session does); every target gets the same flags, so they share one build. On a crash, leak, timeout or OOM the
 # script exits non-zero and leaves the reproducer (crash-*, leak-*, timeout-*, oom-*) in .build/fuzz/TARGET/.
 # Reproduce with: SWIFT_BACKTRACE=enable=no .build/fuzz-build/release/P .build/fuzz/TARGET/crash-...
 set -euo pipefail
@@ -31,6 +33,7 @@ mkdir -p "$out"
 
 echo "building $product with libFuzzer and AddressSanitizer"
 (cd "$root" && swift build -c release --product "$product" -Xswiftc -sanitize=fuzzer,address \
+    -Xswiftc -enable-testing -Xswiftc -DCHATTERD_FUZZ_TESTABLE \
     --scratch-path "$scratch" 2>&1 | grep -v "Cannot export local symbol '__asan")
 
 corpus=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-$target.XXXXXX")

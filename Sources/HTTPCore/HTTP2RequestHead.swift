@@ -28,6 +28,9 @@ public struct HTTP2RequestHead: Sendable {
     /// The body length the request declares with `content-length`, if any.
     public var declaredContentLength: Int? { contentLength }
 
+    /// Whether `:method` is HEAD: then even an error answer carries no body (RFC 9110 §9.3.2).
+    public var isHead: Bool { method.elementsEqual("HEAD".utf8) }
+
     /// Adds one decoded field. Past the header limits, fields are dropped (and the request answered 431), so a
     /// header block that decodes to far more than it weighs on the wire (an HPACK bomb) costs no memory.
     public mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {

@@ -41,8 +41,9 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     private var awaitingProxyHeader: Bool
     private let transport: any Transport
     private let environment: ConnectionEnvironment
-    /// When the TLS handshake must be done.
-    private let handshakeDeadline: Instant
+    /// When the TLS handshake must be done; while `sniffed` waits for a plain connection's first bytes, when they
+    /// must have come.
+    private var handshakeDeadline: Instant
 
     /// The protocol, from the end of the handshake.
     private var driver: (any ProtocolDriver)?
@@ -224,6 +225,9 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
                 startDriver(http2: true)
             } else if environment.configuration.tls == nil && environment.configuration.http2.enabled {
                 sniffed = []
+                // The header deadline, as either protocol would give a new connection for its first bytes.
+                handshakeDeadline = .now + environment.configuration.timeouts.headerSeconds
+                arm(handshakeDeadline)
             } else {
                 startDriver(http2: false)
             }

@@ -15,6 +15,10 @@ final class HTTP2ConnectionMachine {
         /// A GOAWAY with this error code went out (for metrics).
         case countGoaway(UInt32)
         case armTimer(Instant)
+        /// Read again: input was held back while our GOAWAY waited to be written.
+        case resumeReads
+        /// Half-close our side and read and drop input until the client closes (see `Phase.lingering`).
+        case linger
         case close
     }
 
@@ -24,8 +28,12 @@ final class HTTP2ConnectionMachine {
         case open
         /// GOAWAY sent: streams already started finish, then the connection closes.
         case draining
-        /// GOAWAY sent for good: close once the output is written.
+        /// GOAWAY sent for good: linger once the output is written.
         case closing
+        /// After a GOAWAY, everything written: input is dropped until the client closes or the linger deadline.
+        /// Closing with the client's bytes unread would reset the connection, and the client could lose the
+        /// GOAWAY and the responses before it (RFC 9113 §6.8; RFC 9112 §9.6 for the same with HTTP/1.1).
+        case lingering
         case closed
     }
 
@@ -49,6 +57,12 @@ final class HTTP2ConnectionMachine {
     private var idleSince: Instant?
     /// When a write last made progress while output was waiting; nil while nothing waits.
     private var blockedSince: Instant?
+    private var lingeringSince = Instant.distantFuture
+    /// Our GOAWAY is queued and not yet written. No input is read meanwhile: nghttp2 takes new streams until its
+    /// GOAWAY goes out, and they would be handled though the GOAWAY tells the client they were not, so a client
+    /// could send a post again elsewhere (RFC 9113 §6.8). A protocol error in that input would also make
+    /// nghttp2 queue a second GOAWAY with a higher last stream id, which §6.8 forbids.
+    private var goawayQueued = false
     private var armedDeadline = Instant.distantFuture
 
     /// A machine for a connection whose transport became ready at `now`.
@@ -65,7 +79,7 @@ final class HTTP2ConnectionMachine {
 
     /// Whether the connection wants input now.
     var wantsInput: Bool {
-        (phase == .awaitingPreface || phase == .open || phase == .draining) && session.wantsRead
+        (phase == .awaitingPreface || phase == .open || phase == .draining) && session.wantsRead && !goawayQueued
     }
 
     /// Streams open now.
@@ -99,17 +113,20 @@ final class HTTP2ConnectionMachine {
             body: response.body, includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
     }
 
-    /// The answer to a `.reject`ed stream. The client may still be sending a body: once the response is out,
-    /// the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
+    /// The answer to a `.reject`ed stream, with no body for a HEAD. The client may still be sending a body: once
+    /// the response is out, the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
     func respond(toRejected response: HTTPResponse, on stream: Int32, date: String) {
         session.respond(
             on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
-            body: response.body, includeBody: true, resetAfter: true)
+            body: response.body, includeBody: !rejectsHead(stream), resetAfter: true)
     }
+
+    /// Whether the `.reject`ed request on `stream` is a HEAD (its answer goes without a body).
+    func rejectsHead(_ stream: Int32) -> Bool { session.isHeadRequest(on: stream) }
 
     /// Frames ready to write, at most about `room` bytes of them; empty when there is nothing (more) to send.
     func produce(room: Int, at now: Instant) -> (chunks: [ArraySlice<UInt8>], actions: [Action]) {
-        guard phase != .closed, room > 0 else { return ([], []) }
+        guard phase != .closed, phase != .lingering, room > 0 else { return ([], []) }
         let chunks: [ArraySlice<UInt8>]
         do {
             chunks = try session.send(limit: room)
@@ -123,10 +140,11 @@ final class HTTP2ConnectionMachine {
     /// Everything produced so far is written; `more` is what `produce` had left to give.
     func outputDrained(more: Bool, at now: Instant) -> [Action] {
         blockedSince = nil
-        guard !more else { return [] }
+        guard !more, phase != .lingering else { return [] }
         if phase == .closing || (phase == .draining && openStreams.isEmpty) || !session.isActive {
-            phase = .closed
-            return [.close]
+            phase = .lingering
+            lingeringSince = now
+            return [.linger] + updatedDeadline()
         }
         return updatedDeadline()
     }
@@ -149,6 +167,13 @@ final class HTTP2ConnectionMachine {
             phase = .closed
             return [.close]
         }
+        if phase == .lingering {
+            guard now < lingeringSince + timeouts.lingerSeconds else {
+                phase = .closed
+                return [.close]
+            }
+            return updatedDeadline()
+        }
         if phase == .awaitingPreface {
             guard now < startedAt + timeouts.headerSeconds else {
                 phase = .closed
@@ -162,7 +187,7 @@ final class HTTP2ConnectionMachine {
             actions.append(.reject(.error(.requestTimeout, "request timed out"), stream: stream))
         }
         if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
-            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            goAway()
             phase = .closing
         }
         return actions + updatedDeadline()
@@ -176,12 +201,18 @@ final class HTTP2ConnectionMachine {
             phase = .closed
             return [.close]
         case .open:
-            session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+            goAway()
             phase = openStreams.isEmpty ? .closing : .draining
             return []
-        case .draining, .closing, .closed:
+        case .draining, .closing, .lingering, .closed:
             return []
         }
+    }
+
+    /// Queues GOAWAY NO_ERROR with the last stream processed (see `goawayQueued`).
+    private func goAway() {
+        session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+        goawayQueued = true
     }
 
     // MARK: - Session events
@@ -198,7 +229,7 @@ final class HTTP2ConnectionMachine {
                 if streamsStarted == maxStreams, phase == .open {
                     // The cap, like HTTP/1.1's requests per connection: this one is served, then the client
                     // moves to a new connection.
-                    session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
+                    goAway()
                     phase = .draining
                 }
             case .bodyProgress(let stream):
@@ -217,12 +248,17 @@ final class HTTP2ConnectionMachine {
                 if openStreams.isEmpty { idleSince = now }
             case .goawaySent(let code):
                 actions.append(.countGoaway(code))
+                if goawayQueued, code == NGHTTP2_NO_ERROR.rawValue {  // ours: nghttp2's own carry an error
+                    goawayQueued = false
+                    if wantsInput { actions.append(.resumeReads) }
+                }
             }
         }
         return actions
     }
 
-    /// The earliest deadline now: the preface, a stalled request body, the idle connection, or the send idle.
+    /// The earliest deadline now: the preface, a stalled request body, the idle connection, the send idle, or the
+    /// end of lingering.
     private var deadline: Instant {
         var next = Instant.distantFuture
         if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
@@ -232,6 +268,8 @@ final class HTTP2ConnectionMachine {
         case .open, .draining:
             if let oldest = arriving.values.min() { next = min(next, oldest + timeouts.bodyIdleSeconds) }
             if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
+        case .lingering:
+            next = min(next, lingeringSince + timeouts.lingerSeconds)
         case .closing, .closed:
             break
         }

@@ -22,6 +22,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private var reportedStreams = 0
     private var pumping = false
     private var pumpAgain = false
+    /// Reads were resumed while pumping: input the transport holds already is read once the pump is done.
+    private var readsResumed = false
     private var closed = false
 
     init(
@@ -46,7 +48,7 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     }
 
     var wantsInput: Bool { !closed && machine.wantsInput }
-    var isLingering: Bool { false }
+    var isLingering: Bool { !closed && machine.phase == .lingering }
 
     func start() {
         run(machine.start())
@@ -104,6 +106,10 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
             }
         } while pumpAgain && !closed
         reportStreams()
+        if readsResumed, !closed {
+            readsResumed = false
+            io.readBufferedInput()
+        }
     }
 
     /// Brings the open-streams gauge up to date.
@@ -121,6 +127,12 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
             case .reject(let response, let stream): reject(response, on: stream)
             case .countGoaway(let code): environment.statistics.http2GoawaySent(code: code)
             case .armTimer(let deadline): io.arm(deadline)
+            case .resumeReads:
+                io.resumeReads()
+                readsResumed = true
+            case .linger:
+                io.linger()
+                io.resumeReads()
             case .close:
                 closed = true
                 io.close()
@@ -151,7 +163,9 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     private func reject(_ response: HTTPResponse, on stream: Int32) {
         requestsSeen += 1
         let requestID = environment.requestID(connection: connectionID, sequence: requestsSeen)
-        report(request: nil, response, requestID: requestID, since: .now, client: identity.connection)
+        report(
+            request: nil, response, requestID: requestID, since: .now, client: identity.connection,
+            head: machine.rejectsHead(stream))
         var response = response
         response.headers.add(RequestID.headerName, requestID)
         machine.respond(toRejected: response, on: stream, date: environment.dates.now)
@@ -159,9 +173,9 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
 
     private func report(
         request: HTTPRequest?, _ response: HTTPResponse, requestID: String, since startedAt: Instant,
-        client: ClientAddress
+        client: ClientAddress, head: Bool = false
     ) {
-        let includesBody = response.sendsBody(inAnswerTo: request?.method ?? .GET)
+        let includesBody = response.sendsBody(inAnswerTo: request?.method ?? (head ? .HEAD : .GET))
         environment.handler.observe(HTTPExchange(
             request: request, response: response, bodyBytes: includesBody ? response.body.count : 0,
             seconds: Instant.now.seconds(since: startedAt), remoteAddress: client.text, requestID: requestID,

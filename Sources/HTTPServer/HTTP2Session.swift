@@ -160,6 +160,11 @@ final class HTTP2Session {
         }
     }
 
+    /// Whether the request arriving or refused on `stream` is a HEAD.
+    func isHeadRequest(on stream: Int32) -> Bool {
+        incoming[stream]?.head.isHead ?? false
+    }
+
     /// Resets `stream` with `code` (a stream error, RFC 9113 §5.4.2).
     func reset(_ stream: Int32, code: UInt32) {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pgsupport import psql, with_database
+from h2wire import H2Endpoint, over_h2
 from processes import ChatterdProcess, client_context, free_port, make_certificate, wait_healthy
 from wire import Endpoint
 
@@ -136,9 +137,34 @@ def tls_server(env, database_url, certs, tls_context, plain_server):
     _stop_and_check(endpoint)
 
 
-@pytest.fixture(params=["plain", "tls"])
+@pytest.fixture(scope="session")
+def h2_server(tls_server, certs) -> H2Endpoint:
+    """The TLS server, spoken to in HTTP/2 (ALPN h2)."""
+    return over_h2(tls_server, certs.cert)
+
+
+@pytest.fixture(scope="session")
+def h2c_server(plain_server) -> H2Endpoint:
+    """The plain-HTTP server, spoken to in HTTP/2 with prior knowledge (h2c)."""
+    return over_h2(plain_server)
+
+
+@pytest.fixture(params=["plain", "tls", "h2"])
 def server(request):
-    """Each API test runs over plain HTTP and over TLS."""
+    """Each API test runs over plain HTTP/1.1, HTTP/1.1 over TLS and HTTP/2 over TLS. Only the request-level
+    API (request, get, post_json) is common to the three; tests of HTTP/1.1 connections use http1_server."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+@pytest.fixture(params=["plain", "tls"])
+def http1_server(request):
+    """HTTP/1.1 over plain HTTP and over TLS, for tests that write the bytes of a connection themselves."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+@pytest.fixture(params=["plain", "h2"])
+def protocol_server(request):
+    """Once per protocol: HTTP/1.1 (plain) and HTTP/2 (TLS), for the cases the transport does not change."""
     return request.getfixturevalue(f"{request.param}_server")
 
 
@@ -153,17 +179,50 @@ def _session_servers_survive():
 
 @pytest.fixture
 def start_server(env, database_url, certs, tls_context):
-    """Factory: start_server(*flags, tls=False, database_url=None) -> Endpoint; stopped after the test."""
+    """Factory: start_server(*flags, tls=False, h2=False, url=None) -> Endpoint; stopped after the test.
+    With h2 the endpoint speaks HTTP/2: over TLS (ALPN h2) when tls, else h2c with prior knowledge."""
     started: list[Endpoint] = []
 
-    def start(*flags, tls: bool = False, url: str | None = None) -> Endpoint:
+    def start(*flags, tls: bool = False, h2: bool = False, url: str | None = None) -> Endpoint:
         endpoint = launch(env, url or database_url, certs if tls else None, tls_context, flags)
         started.append(endpoint)
-        return endpoint
+        return over_h2(endpoint, certs.cert) if h2 else endpoint
 
     yield start
     for endpoint in started:
         endpoint.process.stop(timeout=15)
+
+
+@dataclass
+class BigFeed:
+    """Servers on a database whose /getmaps body is larger than HTTP/2's 64 KiB initial window."""
+
+    url: str
+    plain: Endpoint
+    tls: Endpoint
+    h2: H2Endpoint
+    h2c: H2Endpoint
+
+
+BIG_FEED_ROWS = 1500  # about 150 KB of /getmaps
+
+
+@pytest.fixture(scope="session")
+def big_feed(env, certs, tls_context) -> BigFeed:
+    name = "e2e_big_" + uuid.uuid4().hex[:10]
+    psql(env.admin_url, f"CREATE DATABASE {name};")
+    url = with_database(env.admin_url, name)
+    plain = launch(env, url, None, None)
+    tls = launch(env, url, certs, tls_context)
+    psql(url, "INSERT INTO chatts (name, message, geodata) SELECT 'user' || i, 'a long enough message, number ' || i,"
+              " format('[%s,%s,\"North\",\"walking\"]', 42 + i / 10000.0, -83 - i / 10000.0)"
+              f" FROM generate_series(1, {BIG_FEED_ROWS}) AS i;")
+    _session_servers.extend([plain, tls])
+    yield BigFeed(url, plain, tls, over_h2(tls, certs.cert), over_h2(plain))
+    for endpoint in (plain, tls):
+        _session_servers.remove(endpoint)
+        _stop_and_check(endpoint)
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
 
 
 @pytest.fixture

@@ -60,39 +60,39 @@ def test_name_wins_over_username_when_both_are_sent(server, token):
 
 @pytest.mark.parametrize("geodata", ['[1.5,2.5,"E","run"]', 5, {"x": 1}, "not geodata"],
                          ids=["valid-string", "number", "object", "invalid-string"])
-def test_postchatt_ignores_any_geodata_key(plain_server, token, geodata):
+def test_postchatt_ignores_any_geodata_key(protocol_server, token, geodata):
     message = f"ignored geo {token}"
     body = json.dumps({"name": "dan", "message": message, "geodata": geodata}).encode()
-    assert_ok_empty_object(post_raw(plain_server, "/postchatt", body))
-    _, rows = rows_of(plain_server, "/getmaps")
+    assert_ok_empty_object(post_raw(protocol_server, "/postchatt", body))
+    _, rows = rows_of(protocol_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert row[4] is None
 
 
 @pytest.mark.parametrize("geodata_json", ["null", None], ids=["explicit-null", "absent"])
-def test_postmaps_without_geodata_stores_null(plain_server, token, geodata_json):
+def test_postmaps_without_geodata_stores_null(protocol_server, token, geodata_json):
     message = f"nogeo {token}"
     body = '{"name":"eve","message":"%s"%s}' % (message, "" if geodata_json is None else ',"geodata":null')
-    assert_ok_empty_object(post_raw(plain_server, "/postmaps", body.encode()))
-    _, rows = rows_of(plain_server, "/getmaps")
+    assert_ok_empty_object(post_raw(protocol_server, "/postmaps", body.encode()))
+    _, rows = rows_of(protocol_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert row[4] is None
 
 
-def test_unknown_keys_are_ignored(plain_server, token):
+def test_unknown_keys_are_ignored(protocol_server, token):
     message = f"extra keys {token}"
     body = json.dumps({"name": "fay", "message": message, "extra": [1, {"a": None}], "id": "x", "time": 1})
-    assert_ok_empty_object(post_raw(plain_server, "/postmaps", body.encode()))
-    _, rows = rows_of(plain_server, "/getmaps")
+    assert_ok_empty_object(post_raw(protocol_server, "/postmaps", body.encode()))
+    _, rows = rows_of(protocol_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert row[0] == "fay" and row[2] != "x"
 
 
 @pytest.mark.parametrize("headers", [[], [("Content-Type", "text/plain")], [("Content-Type", "application/json")]],
                          ids=["no-content-type", "text-plain", "application-json"])
-def test_content_type_of_request_is_not_checked(plain_server, token, headers):
+def test_content_type_of_request_is_not_checked(protocol_server, token, headers):
     body = json.dumps({"name": "gus", "message": token}).encode()
-    assert_ok_empty_object(post_raw(plain_server, "/postchatt", body, headers=headers))
+    assert_ok_empty_object(post_raw(protocol_server, "/postchatt", body, headers=headers))
 
 
 GEODATA_VARIANTS = {
@@ -116,12 +116,12 @@ def test_geodata_is_returned_byte_for_byte_as_posted(server, token, geodata):
     assert literal in response.body, "geodata element not returned with the bytes it was posted with"
 
 
-def test_names_and_messages_round_trip_unicode_and_escapes(plain_server, token):
+def test_names_and_messages_round_trip_unicode_and_escapes(protocol_server, token):
     name = "Zoë 👨‍👩‍👧‍👦"
     message = f'{token} "quoted" back\\slash tab\t newline\n ctrl\x01 é e\u0301 𝄞'
-    assert_ok_empty_object(post_raw(plain_server, "/postmaps",
+    assert_ok_empty_object(post_raw(protocol_server, "/postmaps",
                                     json.dumps({"name": name, "message": message}).encode()))
-    _, rows = rows_of(plain_server, "/getmaps")
+    _, rows = rows_of(protocol_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert row[0] == name
 
@@ -150,19 +150,19 @@ def test_getchatts_rows_have_four_strings_and_cover_every_chatt(server, token):
     assert [row[:4] for row in maps] == chatts
 
 
-def test_ids_are_unique_lower_case_canonical_uuids(plain_server, token):
+def test_ids_are_unique_lower_case_canonical_uuids(protocol_server, token):
     for index in range(3):
-        post_raw(plain_server, "/postchatt", json.dumps({"name": "u", "message": f"{token}-{index}"}).encode())
-    _, rows = rows_of(plain_server, "/getmaps")
+        post_raw(protocol_server, "/postchatt", json.dumps({"name": "u", "message": f"{token}-{index}"}).encode())
+    _, rows = rows_of(protocol_server, "/getmaps")
     ids = [row[2] for row in rows]
     assert all(UUID.match(value) for value in ids), [v for v in ids if not UUID.match(v)]
     assert len(set(ids)) == len(ids)
 
 
-def test_timestamps_are_utc_iso8601_with_microseconds_and_recent(plain_server, token):
+def test_timestamps_are_utc_iso8601_with_microseconds_and_recent(protocol_server, token):
     before = datetime.now(timezone.utc)
-    post_raw(plain_server, "/postchatt", json.dumps({"name": "t", "message": token}).encode())
-    _, rows = rows_of(plain_server, "/getmaps")
+    post_raw(protocol_server, "/postchatt", json.dumps({"name": "t", "message": token}).encode())
+    _, rows = rows_of(protocol_server, "/getmaps")
     assert all(TIMESTAMP.match(row[3]) for row in rows), [row[3] for row in rows if not TIMESTAMP.match(row[3])]
     [row] = rows_with(rows, token)
     stamp = datetime.strptime(row[3], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
@@ -211,12 +211,12 @@ def test_row_written_by_another_database_client_is_served(plain_server, database
 
 @pytest.mark.parametrize("text", ["x'); DROP TABLE chatts; --", "$1 $2 %s %n \\x00 '' \"\" ;", "' OR '1'='1"],
                          ids=["drop-table", "placeholders", "or-true"])
-def test_sql_looking_text_is_stored_as_data(plain_server, token, text):
+def test_sql_looking_text_is_stored_as_data(protocol_server, token, text):
     message = f"{token} {text}"
     geodata = json.dumps([1, 2, text, text])
     body = json.dumps({"name": text[:32], "message": message, "geodata": geodata}).encode()
-    assert_ok_empty_object(post_raw(plain_server, "/postmaps", body))
-    _, rows = rows_of(plain_server, "/getmaps")
+    assert_ok_empty_object(post_raw(protocol_server, "/postmaps", body))
+    _, rows = rows_of(protocol_server, "/getmaps")
     [row] = rows_with(rows, message)
     assert (row[0], row[4]) == (text[:32], geodata)
 

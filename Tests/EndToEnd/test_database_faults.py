@@ -140,8 +140,9 @@ def test_outage_answers_503_and_recovers_without_losing_acknowledged_chatts(star
     assert_pool_settles(server)
 
 
-def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(start_server, cluster, token):
-    server = start_server(url=cluster.url)
+@pytest.mark.parametrize("h2", [False, True], ids=["http1", "h2"])
+def test_locked_table_answers_503_within_the_statement_timeout_then_recovers(start_server, cluster, token, h2):
+    server = start_server(url=cluster.url, tls=h2, h2=h2)
     locker = subprocess.Popen(["psql", "-X", "-q", "-A", "-t", "-d", cluster.url], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

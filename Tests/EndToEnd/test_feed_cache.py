@@ -40,10 +40,11 @@ def test_feed_has_a_strong_etag_and_vary(server, path):
 
 
 @pytest.mark.parametrize("path", FEEDS)
-def test_if_none_match_gets_304_without_a_body_on_a_kept_connection(server, path):
-    full = server.get(path)
+def test_if_none_match_gets_304_without_a_body_on_a_kept_connection(http1_server, path):
+    # Over HTTP/2: test_http2.py, HEAD and 304 on one connection.
+    full = http1_server.get(path)
     etag = full.header("ETag")
-    with server.connect() as conn:
+    with http1_server.connect() as conn:
         # Pipelined: had the 304 carried a body, the next response would be read from its bytes.
         conn.send(build_request("GET", path, headers=[("If-None-Match", etag)])
                   + build_request("GET", path, headers=[("If-None-Match", f'"nope", W/{etag}')])
@@ -87,15 +88,15 @@ def test_gzip_decodes_to_the_identical_json(server, path):
 
 
 @pytest.mark.parametrize("accept", ["gzip;q=0", "identity", "br", ""])
-def test_clients_that_refuse_gzip_get_plain_json(plain_server, accept):
-    response = plain_server.get("/getmaps", headers=[("Accept-Encoding", accept)])
+def test_clients_that_refuse_gzip_get_plain_json(protocol_server, accept):
+    response = protocol_server.get("/getmaps", headers=[("Accept-Encoding", accept)])
     assert response.header("Content-Encoding") is None
-    assert response.body == plain_server.get("/getmaps").body
+    assert response.body == protocol_server.get("/getmaps").body
 
 
-def test_head_answers_like_get_for_gzip_and_304(server):
-    zipped = server.get("/getmaps", headers=GZIP)
-    with server.connect() as conn:
+def test_head_answers_like_get_for_gzip_and_304(http1_server):
+    zipped = http1_server.get("/getmaps", headers=GZIP)
+    with http1_server.connect() as conn:
         conn.send(build_request("HEAD", "/getmaps", headers=GZIP)
                   + build_request("HEAD", "/getmaps", headers=GZIP + [("If-None-Match", zipped.header("ETag"))])
                   + build_request("GET", "/healthz"))
@@ -108,30 +109,30 @@ def test_head_answers_like_get_for_gzip_and_304(server):
         assert conn.read_response().json() == {"status": "ok"}
 
 
-def test_since_and_limit_slice_the_feed(plain_server, token):
+def test_since_and_limit_slice_the_feed(protocol_server, token):
     for index in range(4):
-        post(plain_server, f"{token}-{index}")
-    ids = ids_of(plain_server, token)
+        post(protocol_server, f"{token}-{index}")
+    ids = ids_of(protocol_server, token)
     assert len(ids) == 4
-    _, after_first = rows_of(plain_server, f"/getchatts?since={ids[0]}")
+    _, after_first = rows_of(protocol_server, f"/getchatts?since={ids[0]}")
     assert [row[2] for row in after_first] == ids[1:]
-    _, maps = rows_of(plain_server, f"/getmaps?limit=2&since={ids[0]}")
+    _, maps = rows_of(protocol_server, f"/getmaps?limit=2&since={ids[0]}")
     assert [row[2] for row in maps] == ids[1:3] and all(len(row) == 5 for row in maps)
-    _, last = rows_of(plain_server, f"/getmaps/?since={ids[3].upper()}")
+    _, last = rows_of(protocol_server, f"/getmaps/?since={ids[3].upper()}")
     assert last == []
-    _, everything = rows_of(plain_server, "/getchatts")
-    _, first_two = rows_of(plain_server, "/getchatts?limit=2")
+    _, everything = rows_of(protocol_server, "/getchatts")
+    _, first_two = rows_of(protocol_server, "/getchatts?limit=2")
     assert first_two == everything[:2]
 
 
-def test_the_default_feed_is_unchanged_by_other_query_keys(plain_server):
-    assert plain_server.get("/getmaps?sort=desc&page=2").body == plain_server.get("/getmaps").body
+def test_the_default_feed_is_unchanged_by_other_query_keys(protocol_server):
+    assert protocol_server.get("/getmaps?sort=desc&page=2").body == protocol_server.get("/getmaps").body
 
 
 @pytest.mark.parametrize("query, status", [("since=0", 400), ("since=" + "z" * 36, 400), ("limit=-1", 400),
                                            ("limit=ten", 400), (f"since={uuid.uuid4()}", 404)])
-def test_bad_since_and_limit_are_json_errors(plain_server, query, status):
-    response = plain_server.get("/getmaps?" + query)
+def test_bad_since_and_limit_are_json_errors(protocol_server, query, status):
+    response = protocol_server.get("/getmaps?" + query)
     assert response.status == status, response
     assert error_reason(response)
 

@@ -17,6 +17,8 @@ from telemetry import ACCESS_FIELDS, RFC3339_MS, log_records, metric, parse_expo
 from wire import Endpoint
 
 SECRET = "s3cret-e2e-marker"
+# start_server's arguments for each protocol, by the name the access line and /metrics give it.
+PROTOCOLS = {"HTTP/1.1": {}, "HTTP/2": {"tls": True, "h2": True}}
 
 
 def scrape(server) -> tuple[dict[str, str], dict[tuple, float]]:
@@ -26,8 +28,9 @@ def scrape(server) -> tuple[dict[str, str], dict[tuple, float]]:
     return parse_exposition(response.body.decode())
 
 
-def test_metrics_page_is_well_formed_and_counters_move(start_server):
-    server = start_server()
+@pytest.mark.parametrize("proto", PROTOCOLS)
+def test_metrics_page_is_well_formed_and_counters_move(start_server, proto):
+    server = start_server(**PROTOCOLS[proto])
     types, before = scrape(server)
     for family, kind in {"chatterd_requests_total": "counter", "chatterd_request_duration_seconds": "histogram",
                          "chatterd_open_connections": "gauge", "chatterd_db_pool_connections": "gauge",
@@ -53,6 +56,7 @@ def test_metrics_page_is_well_formed_and_counters_move(start_server):
     assert delta("chatterd_requests_total", route="/metrics", status="200") == 1  # the first scrape
     assert delta("chatterd_posts_committed_total") == 1
     assert delta("chatterd_request_duration_seconds_count") == 7
+    assert delta("chatterd_requests_by_protocol_total", protocol=proto) == 7
     assert delta("chatterd_request_duration_seconds_sum") > 0
     buckets = sorted((float(dict(labels)["le"].replace("Inf", "inf")), value)
                      for (name, labels), value in after.items() if name == "chatterd_request_duration_seconds_bucket")
@@ -64,9 +68,10 @@ def test_metrics_page_is_well_formed_and_counters_move(start_server):
     assert metric(after, "chatterd_log_lines_dropped_total") == 0
 
 
+@pytest.mark.parametrize("proto", PROTOCOLS)
 @pytest.mark.parametrize("log_format", ["logfmt", "json"])
-def test_access_lines_carry_every_field_and_nothing_secret(start_server, log_format):
-    server = start_server("--log-format", log_format)
+def test_access_lines_carry_every_field_and_nothing_secret(start_server, log_format, proto):
+    server = start_server("--log-format", log_format, **PROTOCOLS[proto])
     given = server.get("/healthz", headers=[("X-Request-Id", "e2e-trace.1:a_b")])
     assert given.status == 200 and given.header("X-Request-Id") == "e2e-trace.1:a_b"
     made = server.get(f"/getmaps?token={SECRET}", headers=[("X-Request-Id", "bad id with spaces")])
@@ -88,6 +93,7 @@ def test_access_lines_carry_every_field_and_nothing_secret(start_server, log_for
         assert record["level"] == "info"
         assert re.fullmatch(r"127\.0\.0\.1:\d+", str(record["remote"])), record
         assert float(record["duration_ms"]) >= 0
+        assert record["proto"] == proto, record
     assert (health["method"], health["path"], int(health["status"]), int(health["bytes"])) == ("GET", "/healthz", 200, 15)
     assert (maps["method"], maps["path"]) == ("GET", "/getmaps")
     assert int(maps["bytes"]) == len(made.body)
@@ -150,9 +156,10 @@ def test_a_fatal_startup_error_is_one_structured_line(env, database_url):
     assert "cannot listen on 203.0.113.1:1" in fatal[0]["cause"], done.stderr
 
 
-def test_access_lines_count_no_body_bytes_for_304_and_head(start_server):
+@pytest.mark.parametrize("proto", PROTOCOLS)
+def test_access_lines_count_no_body_bytes_for_304_and_head(start_server, proto):
     # Regression: a 304 logged the size of the 200 it stands for, though no body goes on the wire.
-    server = start_server()
+    server = start_server(**PROTOCOLS[proto])
     full = server.get("/getmaps", headers=[("X-Request-Id", "e2e-full")])
     assert full.status == 200 and full.header("ETag")
     unchanged = server.get("/getmaps", headers=[("X-Request-Id", "e2e-304"), ("If-None-Match", full.header("ETag"))])

@@ -2,7 +2,8 @@
 
 Every example request in the spec (request-body examples, every GET/HEAD operation as it stands, parameter
 examples, and the raw `x-chatterd-wire-examples`) is sent to a real chatterd, and the status, headers and
-body are checked against the response the spec documents for it. Examples of optional features
+body are checked against the response the spec documents for it. All but the raw ones are sent again over
+HTTP/2 (h2c with prior knowledge), which carries the same API. Examples of optional features
 (`x-chatterd-optional: true`) run too, since chatterd has those features; CHATTERD_OPENAPI_OPTIONAL=0 skips
 them, to hold a server without them to the spec. Then every path the server answers must be in the spec, with
 exactly the methods the spec lists (anything else: 405 naming them in `Allow`). And the spec is held to
@@ -25,6 +26,7 @@ import pytest
 import yaml
 
 from conftest import launch
+from h2wire import over_h2
 from openapi_schema import resolve, validate
 from pgsupport import psql, with_database
 from processes import wait_until
@@ -49,6 +51,8 @@ class Example:
     get_media: str | None = None  # for HEAD: the media type of the GET response
     optional: bool = False
     condition: str | None = None
+    # (method, target, body, headers), for the examples that are requests rather than raw bytes.
+    parts: tuple | None = None
 
 
 def spec_operations():
@@ -84,10 +88,11 @@ def body_examples():
                 else:
                     body = json.dumps(example["value"], ensure_ascii=False).encode("utf-8")
                 status = example["x-expect-status"]
-                yield Example(f"{method.upper()} {path} {name}", build_request(method.upper(), path, body, JSON_UTF8),
-                              status, response_for(operation, status), method,
+                parts = (method.upper(), path, body, JSON_UTF8)
+                yield Example(f"{method.upper()} {path} {name}", build_request(*parts), status,
+                              response_for(operation, status), method,
                               optional=example.get("x-chatterd-optional", False),
-                              condition=example.get("x-chatterd-condition"))
+                              condition=example.get("x-chatterd-condition"), parts=parts)
 
 
 def operation_examples():
@@ -99,7 +104,7 @@ def operation_examples():
         media = get_media(item) if method == "head" else None
         status = success_status(operation)
         yield Example(f"{method.upper()} {path}", build_request(method.upper(), path), status,
-                      response_for(operation, status), method, media)
+                      response_for(operation, status), method, media, parts=(method.upper(), path, None, []))
         for parameter in map(lambda p: resolve(p, SPEC), operation.get("parameters", [])):
             for name, example in parameter.get("examples", {}).items():
                 target, headers = path, []
@@ -109,8 +114,9 @@ def operation_examples():
                     headers = [(parameter["name"], example["value"])]
                 status = example["x-expect-status"]
                 optional = example.get("x-chatterd-optional", False) or parameter.get("x-chatterd-optional", False)
-                yield Example(f"{method.upper()} {target} {name}", build_request(method.upper(), target, None, headers),
-                              status, response_for(operation, status), method, media, optional)
+                parts = (method.upper(), target, None, headers)
+                yield Example(f"{method.upper()} {target} {name}", build_request(*parts), status,
+                              response_for(operation, status), method, media, optional, parts=parts)
 
 
 def wire_examples():
@@ -126,6 +132,8 @@ def wire_examples():
 
 
 EXAMPLES = [*body_examples(), *operation_examples(), *wire_examples()]
+CASES = [pytest.param(example, "HTTP/1.1", id=example.id) for example in EXAMPLES]
+CASES += [pytest.param(example, "HTTP/2", id=f"h2 {example.id}") for example in EXAMPLES if example.parts]
 
 
 # --- servers ----------------------------------------------------------------------------------------
@@ -195,15 +203,19 @@ def check_response(response: Response, spec_response: dict, head: bool, head_med
     validate(instance, content[media]["schema"], SPEC, "body")
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[example.id for example in EXAMPLES])
-def test_example_request_gets_the_documented_response(request, example: Example):
+@pytest.mark.parametrize("example, protocol", CASES)
+def test_example_request_gets_the_documented_response(request, example: Example, protocol):
     if example.optional and not RUN_OPTIONAL:
         pytest.skip("x-chatterd-optional: skipped by CHATTERD_OPENAPI_OPTIONAL=0")
     fixture = {"database-unavailable": "unavailable_server", None: "spec_server"}[example.condition]
     server = request.getfixturevalue(fixture)
-    with server.connect() as conn:
-        conn.send(example.raw)
-        response = conn.read_response(head_request=example.method == "head", skip_interim=True)
+    if protocol == "HTTP/2":
+        method, target, body, headers = example.parts
+        response = over_h2(server).request(method, target, body=body, headers=headers)
+    else:
+        with server.connect() as conn:
+            conn.send(example.raw)
+            response = conn.read_response(head_request=example.method == "head", skip_interim=True)
     assert response.status == example.status, response
     check_response(response, example.response, example.method == "head", example.get_media)
 

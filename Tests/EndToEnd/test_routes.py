@@ -20,29 +20,29 @@ IMF_DATE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|M
 # --- routes -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path", ["/getmaps/", "/getchatts/", "/healthz/", "/readyz/", "/metrics/"])
-def test_get_routes_answer_with_trailing_slash(plain_server, path):
-    assert plain_server.get(path).status == 200
+def test_get_routes_answer_with_trailing_slash(protocol_server, path):
+    assert protocol_server.get(path).status == 200
 
 
 @pytest.mark.parametrize("path", ["/postmaps/", "/postchatt/"])
-def test_post_routes_answer_with_trailing_slash(plain_server, token, path):
-    assert_ok_empty_object(post_raw(plain_server, path, json.dumps({"name": "ts", "message": token}).encode()))
-    _, rows = rows_of(plain_server, "/getchatts")
+def test_post_routes_answer_with_trailing_slash(protocol_server, token, path):
+    assert_ok_empty_object(post_raw(protocol_server, path, json.dumps({"name": "ts", "message": token}).encode()))
+    _, rows = rows_of(protocol_server, "/getchatts")
     assert len(rows_with(rows, token)) == 1
 
 
 @pytest.mark.parametrize("target", ["/getmaps?sincere=0", "/getmaps/?x=1&y", "/getchatts?", "/?a=b", "/healthz?x"])
-def test_query_strings_are_ignored_on_get(plain_server, target):
+def test_query_strings_are_ignored_on_get(protocol_server, target):
     path = target.split("?")[0]
-    response = plain_server.get(target)
+    response = protocol_server.get(target)
     assert response.status == 200
-    assert response.body == plain_server.get(path).body
+    assert response.body == protocol_server.get(path).body
 
 
-def test_query_string_is_ignored_on_post(plain_server, token):
+def test_query_string_is_ignored_on_post(protocol_server, token):
     body = json.dumps({"name": "q", "message": token}).encode()
-    assert_ok_empty_object(post_raw(plain_server, "/postchatt?name=x&message=y", body))
-    _, rows = rows_of(plain_server, "/getchatts")
+    assert_ok_empty_object(post_raw(protocol_server, "/postchatt?name=x&message=y", body))
+    _, rows = rows_of(protocol_server, "/getchatts")
     assert [row[0] for row in rows_with(rows, token)] == ["q"]
 
 
@@ -53,8 +53,9 @@ def test_root_returns_a_json_string(server):
 
 
 @pytest.mark.parametrize("path", ["/", "/getmaps", "/getchatts", "/healthz", "/readyz", "/metrics"])
-def test_head_returns_get_headers_without_a_body(server, path):
-    with server.connect() as conn:
+def test_head_returns_get_headers_without_a_body(http1_server, path):
+    # Over HTTP/2: test_http2.py, HEAD and 304 on one connection.
+    with http1_server.connect() as conn:
         conn.send(build_request("HEAD", path))
         head = conn.read_response(head_request=True)
         conn.send(build_request("GET", path))
@@ -85,24 +86,34 @@ def test_head_error_response_has_no_body_and_keeps_the_connection_in_sync(plain_
 
 
 REQUESTS_FOR_HEADERS = {
-    "getmaps": build_request("GET", "/getmaps"),
-    "root": build_request("GET", "/"),
-    "post-ok": build_request("POST", "/postchatt", b'{"name":"h","message":"headers check"}'),
-    "post-422": build_request("POST", "/postchatt", b"{"),
-    "not-found": build_request("GET", "/nope"),
-    "wrong-method": build_request("DELETE", "/getmaps"),
-    "unknown-method": build_request("FOO", "/getmaps"),
-    "framing-400": b"GET /getmaps HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
-    "healthz": build_request("GET", "/healthz"),
-    "readyz": build_request("GET", "/readyz"),
-    "metrics": build_request("GET", "/metrics"),
+    "getmaps": ("GET", "/getmaps", None),
+    "root": ("GET", "/", None),
+    "post-ok": ("POST", "/postchatt", b'{"name":"h","message":"headers check"}'),
+    "post-422": ("POST", "/postchatt", b"{"),
+    "not-found": ("GET", "/nope", None),
+    "wrong-method": ("DELETE", "/getmaps", None),
+    "unknown-method": ("FOO", "/getmaps", None),
+    "healthz": ("GET", "/healthz", None),
+    "readyz": ("GET", "/readyz", None),
+    "metrics": ("GET", "/metrics", None),
 }
 
 
-@pytest.mark.parametrize("raw", REQUESTS_FOR_HEADERS.values(), ids=REQUESTS_FOR_HEADERS.keys())
-def test_every_response_has_content_type_length_and_date(plain_server, raw):
+@pytest.mark.parametrize("method, target, body", REQUESTS_FOR_HEADERS.values(), ids=REQUESTS_FOR_HEADERS.keys())
+def test_every_response_has_content_type_length_and_date(protocol_server, method, target, body):
+    response = protocol_server.request(method, target, body=body)
+    assert_content_type_length_and_date(response, is_post=method == "POST")
+
+
+def test_a_framing_error_response_has_content_type_length_and_date(plain_server):
+    raw = b"GET /getmaps HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n"
     [response], conn = pipeline(plain_server, raw, 1)
     conn.close()
+    assert response.status == 400, response
+    assert_content_type_length_and_date(response, is_post=False)
+
+
+def assert_content_type_length_and_date(response, is_post: bool) -> None:
     assert response.header("Content-Type"), response
     assert len(response.headers_named("Content-Length")) == 1
     assert int(response.header("Content-Length")) == len(response.body)
@@ -110,7 +121,7 @@ def test_every_response_has_content_type_length_and_date(plain_server, raw):
     assert date and IMF_DATE.match(date), date
     skew = abs(email.utils.parsedate_to_datetime(date).timestamp() - time.time())
     assert skew < 60, date
-    if response.status != 200 or raw.startswith(b"POST"):
+    if response.status != 200 or is_post:
         assert response.header("Content-Type").split(";")[0].strip() == "application/json"
 
 

@@ -13,6 +13,7 @@ import warnings
 import pytest
 
 from conftest import Certs, serve_args
+from h2wire import over_h2
 from processes import ChatterdProcess, free_port, make_certificate, make_expired_certificate, wait_until
 from wire import Conn, build_request
 
@@ -89,20 +90,51 @@ def test_stalled_handshake_is_closed_at_the_handshake_deadline(start_server, cer
     assert elapsed < 4, f"half a ClientHello kept the connection for {elapsed:.1f}s"
 
 
-def test_alpn_selects_http11(tls_server, certs):
-    with tls_server.connect(context=context_for(certs.cert, alpn=["h2", "http/1.1"])) as conn:
-        assert conn.sock.selected_alpn_protocol() == "http/1.1"
+ALPN_CHOICES = {  # what the client offers -> what the server picks (RFC 7301; RFC 9113 §3.2)
+    "h2-and-http11": (["h2", "http/1.1"], "h2"),
+    "http11-first-still-h2": (["http/1.1", "h2"], "h2"),
+    "h2-only": (["h2"], "h2"),
+    "http11-only": (["http/1.1"], "http/1.1"),
+    "others-and-http11": (["spdy/3.1", "http/1.1"], "http/1.1"),
+}
 
 
-def test_client_offering_only_h2_gets_no_h2(tls_server, certs):
-    try:
-        conn = tls_server.connect(context=context_for(certs.cert, alpn=["h2"]))
-    except (ssl.SSLError, ConnectionResetError):
-        return  # a fatal no_application_protocol alert is allowed (RFC 7301 §3.2)
-    with conn:
+@pytest.mark.parametrize("offered, chosen", ALPN_CHOICES.values(), ids=ALPN_CHOICES.keys())
+def test_alpn_prefers_h2_and_keeps_http11(tls_server, certs, offered, chosen):
+    endpoint = over_h2(tls_server, certs.cert)
+    ctx = context_for(certs.cert, alpn=offered)
+    if chosen == "h2":
+        with endpoint.connect(context=ctx) as conn:
+            assert conn.sock.selected_alpn_protocol() == "h2"
+            assert conn.get("/healthz").status == 200
+    else:
+        with tls_server.connect(context=ctx) as conn:
+            assert conn.sock.selected_alpn_protocol() == "http/1.1"
+            conn.send(build_request("GET", "/healthz"))
+            response = conn.read_response()
+            assert response.status == 200 and response.version == "HTTP/1.1"
+
+
+def test_no_alpn_is_http11(tls_server, certs):
+    with tls_server.connect(context=context_for(certs.cert)) as conn:
         assert conn.sock.selected_alpn_protocol() is None
         conn.send(build_request("GET", "/healthz"))
         assert conn.read_response().status == 200
+
+
+def test_alpn_without_h2_or_http11_is_refused(tls_server, certs):
+    # A fatal no_application_protocol alert (RFC 7301 §3.2); the server goes on.
+    with pytest.raises((ssl.SSLError, ConnectionResetError)):
+        tls_server.connect(context=context_for(certs.cert, alpn=["spdy/3.1", "h3"])).close()
+    assert tls_server.get("/healthz").status == 200
+
+
+def test_h2_is_served_over_tls_12_too(tls_server, certs):
+    # RFC 9113 §9.2: TLS 1.2 or later, with an AEAD cipher suite (all that chatterd offers).
+    endpoint = over_h2(tls_server, certs.cert)
+    with endpoint.connect(context=context_for(certs.cert, ssl.TLSVersion.TLSv1_2, alpn=["h2"])) as conn:
+        assert conn.sock.version() == "TLSv1.2"
+        assert conn.get("/healthz").status == 200
 
 
 def test_tls_server_uses_the_configured_certificate(tls_server, certs):

@@ -74,14 +74,18 @@ class Endpoint:
     def tls(self) -> bool:
         return self.tls_context is not None
 
-    def connect(self, timeout: float = 10.0, context: ssl.SSLContext | None = None) -> "Conn":
-        """A new connection (TLS handshake done when the endpoint uses TLS)."""
+    def open_socket(self, timeout: float = 10.0, context: ssl.SSLContext | None = None) -> socket.socket:
+        """A connected socket, the TLS handshake done (with `context`, else the endpoint's) when it uses TLS."""
         sock = socket.create_connection((self.host, self.port), timeout=timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         ctx = context or self.tls_context
         if ctx is not None:
             sock = ctx.wrap_socket(sock, server_hostname="localhost")
-        return Conn(sock)
+        return sock
+
+    def connect(self, timeout: float = 10.0, context: ssl.SSLContext | None = None) -> "Conn":
+        """A new connection (TLS handshake done when the endpoint uses TLS)."""
+        return Conn(self.open_socket(timeout, context))
 
     def request(self, method: str, target: str, body: bytes | None = None,
                 headers: list[tuple[str, str]] | None = None, timeout: float = 10.0) -> Response:
@@ -115,13 +119,30 @@ def build_request(method: str, target: str, body: bytes | None = None,
     return head + b"\r\n" + (body or b"")
 
 
-class Conn:
-    """A client connection with a read buffer; reads responses one at a time (pipelining-safe)."""
+def recv_some(sock: socket.socket, deadline: float) -> bytes:
+    """What one recv gives before `deadline`, b"" when the server closed or reset. Raises TimeoutError."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("no response from server before the deadline")
+    sock.settimeout(remaining)
+    try:
+        return sock.recv(65536)
+    except (socket.timeout, TimeoutError):
+        raise TimeoutError("no response from server before the deadline") from None
+    except (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
+        return b""
+    except ssl.SSLError as error:
+        # An abrupt TLS close shows up as various SSL errors: treat as EOF.
+        if "EOF" in str(error) or "UNEXPECTED" in str(error).upper():
+            return b""
+        raise
+
+
+class SocketOwner:
+    """A client connection's socket, closed on leaving a `with` block."""
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.buf = bytearray()
-        self.eof = False
 
     def __enter__(self):
         return self
@@ -134,6 +155,15 @@ class Conn:
             self.sock.close()
         except OSError:
             pass
+
+
+class Conn(SocketOwner):
+    """A client connection with a read buffer; reads responses one at a time (pipelining-safe)."""
+
+    def __init__(self, sock: socket.socket):
+        super().__init__(sock)
+        self.buf = bytearray()
+        self.eof = False
 
     def abort(self) -> None:
         """Close with RST (SO_LINGER 0) instead of FIN."""
@@ -159,22 +189,7 @@ class Conn:
         """Read more bytes into the buffer; False on EOF/reset. Raises TimeoutError at the deadline."""
         if self.eof:
             return False
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("no response from server before the deadline")
-        self.sock.settimeout(remaining)
-        try:
-            chunk = self.sock.recv(65536)
-        except (socket.timeout, TimeoutError):
-            raise TimeoutError("no response from server before the deadline") from None
-        except (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
-            chunk = b""
-        except ssl.SSLError as error:
-            # An abrupt TLS close shows up as various SSL errors: treat as EOF.
-            if "EOF" in str(error) or "UNEXPECTED" in str(error).upper():
-                chunk = b""
-            else:
-                raise
+        chunk = recv_some(self.sock, deadline)
         if not chunk:
             self.eof = True
             return False

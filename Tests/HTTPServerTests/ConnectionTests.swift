@@ -122,6 +122,21 @@ import Testing
         #expect(client.isClosedByServer())
     }
 
+    @Test func aSilentPlainConnectionIsClosedAtTheHeaderDeadlineNotTheHandshakeOne() throws {
+        // Regression: while the first bytes had not told HTTP/1.1 from HTTP/2 (h2c), only the handshake deadline
+        // applied, so silent connections held their slots that much longer.
+        let harness = try ServerHarness {
+            $0.timeouts.headerSeconds = 0.3
+            $0.timeouts.handshakeSeconds = 3600
+        }
+        defer { harness.stop() }
+        let silent = try TestClient(port: harness.port)
+        #expect(silent.isClosedByServer())
+        let partialPreface = try TestClient(port: harness.port)
+        partialPreface.send("PRI * HTTP/2.0\r\n")
+        #expect(partialPreface.isClosedByServer())
+    }
+
     @Test func idleKeepAliveConnectionIsClosed() throws {
         let harness = try ServerHarness { $0.timeouts.keepAliveIdleSeconds = 0.3 }
         defer { harness.stop() }

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
-# The chatterd under test: the release binary, and one TLS and one plain-HTTP server on free ports.
+# The chatterd under test: the release binary, and one TLS and one plain-HTTP server on free ports, and a
+# TLS one for h2load (see BENCH_H2_REQUESTS_PER_CONNECTION).
 # shellcheck disable=SC2034 # the variables set here are read by run.sh and the other bench/lib files
-# Sets CHATTERD_BIN, BENCH_CHATTERD_ENCODING, and BENCH_PID and BENCH_URL [chatterd-tls] and [chatterd-plain].
+# Sets CHATTERD_BIN, BENCH_CHATTERD_ENCODING, and BENCH_PID and BENCH_URL [chatterd-tls], [chatterd-plain]
+# and [chatterd-h2].
 
 # Builds the release chatterd unless CHATTERD_BIN names one already.
 bench_chatterd_build() {
@@ -18,9 +20,10 @@ bench_chatterd_build() {
 # Starts the two servers on the database at URL with certificate CRT and key KEY, logging to OUT.
 # Usage: bench_chatterd_start URL CRT KEY OUT
 bench_chatterd_start() {
-    local url=$1 crt=$2 key=$3 out=$4 tls_port plain_port
+    local url=$1 crt=$2 key=$3 out=$4 tls_port plain_port h2_port
     tls_port=$(free_port)
     plain_port=$(free_port)
+    h2_port=$(free_port)
     # Per-request access lines are off (once chatterd has them), as nginx's access_log is off.
     export CHATTERD_LOG_LEVEL=${CHATTERD_LOG_LEVEL:-warn}
     start_tracked "$out/chatterd-tls.log" "$CHATTERD_BIN" serve --host 127.0.0.1 --port "$tls_port" \
@@ -31,6 +34,12 @@ bench_chatterd_start() {
         --database-url "$url" --plain-http
     BENCH_PID["chatterd-plain"]=$STARTED_PID
     BENCH_URL["chatterd-plain"]=http://127.0.0.1:$plain_port
+    start_tracked "$out/chatterd-h2.log" "$CHATTERD_BIN" serve --host 127.0.0.1 --port "$h2_port" \
+        --database-url "$url" --cert "$crt" --key "$key" \
+        --max-requests-per-connection "$BENCH_H2_REQUESTS_PER_CONNECTION"
+    BENCH_PID["chatterd-h2"]=$STARTED_PID
+    BENCH_URL["chatterd-h2"]=https://127.0.0.1:$h2_port
+    wait_http "${BENCH_PID["chatterd-h2"]}" "$out/chatterd-h2.log" --cacert "$crt" "${BENCH_URL["chatterd-h2"]}/healthz"
     wait_http "${BENCH_PID["chatterd-tls"]}" "$out/chatterd-tls.log" --cacert "$crt" "${BENCH_URL["chatterd-tls"]}/healthz"
     wait_http "${BENCH_PID["chatterd-plain"]}" "$out/chatterd-plain.log" "${BENCH_URL["chatterd-plain"]}/healthz"
 }

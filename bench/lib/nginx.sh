@@ -2,9 +2,11 @@
 # shellcheck disable=SC2034 # BENCH_PID and BENCH_URL are read by bench/lib/scenarios.sh
 # nginx as the baseline: a throwaway configuration under the output directory (no system file is
 # read or touched), serving chatterd's tiny /healthz response and a static copy of the /getmaps body,
-# plain and precompressed, over TLS with chatterd's certificate and over plain HTTP.
-# bench_nginx_start NAME sets BENCH_PID[NAME-tls], BENCH_PID[NAME-plain] (the same master process),
-# BENCH_URL[NAME-tls] and BENCH_URL[NAME-plain].
+# plain and precompressed, over TLS with chatterd's certificate (ALPN h2 or http/1.1, as chatterd) and over
+# plain HTTP.
+# bench_nginx_start NAME sets BENCH_PID[NAME-tls], BENCH_PID[NAME-plain], BENCH_PID[NAME-h2] (the same
+# master process), BENCH_URL[NAME-tls], BENCH_URL[NAME-plain] and BENCH_URL[NAME-h2] (h2load's listener, see
+# BENCH_H2_REQUESTS_PER_CONNECTION).
 
 # Copies the /getmaps body BODY into DOCROOT as getmaps, with getmaps.gz beside it for gzip_static.
 bench_nginx_docroot() {
@@ -33,10 +35,11 @@ _nginx_user_directive() {
     fi
 }
 
-# Writes DIR/nginx.conf: WORKERS worker processes, TLS on TLS_PORT and plain HTTP on PLAIN_PORT.
-# Usage: _nginx_write_conf DIR WORKERS TLS_PORT PLAIN_PORT DOCROOT CRT KEY MAX_CONNECTIONS
+# Writes DIR/nginx.conf: WORKERS worker processes, TLS on TLS_PORT, plain HTTP on PLAIN_PORT, and TLS for
+# h2load on H2_PORT.
+# Usage: _nginx_write_conf DIR WORKERS TLS_PORT PLAIN_PORT H2_PORT DOCROOT CRT KEY MAX_CONNECTIONS
 _nginx_write_conf() {
-    local dir=$1 workers=$2 tls_port=$3 plain_port=$4 docroot=$5 crt=$6 key=$7 max_connections=$8
+    local dir=$1 workers=$2 tls_port=$3 plain_port=$4 h2_port=$5 docroot=$6 crt=$7 key=$8 max_connections=$9
     mkdir -p "$dir/tmp"
     cat >"$dir/nginx.conf" <<CONF
 # Written by bench/lib/nginx.sh for one benchmark run.
@@ -57,9 +60,11 @@ http {
     sendfile on;
     tcp_nodelay on;
     server_tokens off;
-    # chatterd's limits: 60 s keep-alive idle, 1000 requests per connection.
+    # chatterd's limits: 60 s keep-alive idle, 1000 requests per connection (HTTP/2 streams count as
+    # requests), 100 concurrent streams.
     keepalive_timeout 60s;
     keepalive_requests 1000;
+    http2_max_concurrent_streams 100;
     # chatterd's TLS: 1.2 and 1.3, the same groups, the same certificate.
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_ecdh_curve X25519:prime256v1:secp384r1;
@@ -69,7 +74,14 @@ http {
     default_type application/json;
     server {
         listen 127.0.0.1:$plain_port;
-        listen 127.0.0.1:$tls_port ssl;
+        listen 127.0.0.1:$tls_port ssl http2;
+        root $docroot;
+        location = /healthz { return 200 '{"status":"ok"}'; }
+        location = /getmaps { gzip_static on; }
+    }
+    server {
+        listen 127.0.0.1:$h2_port ssl http2;
+        keepalive_requests $BENCH_H2_REQUESTS_PER_CONNECTION;
         root $docroot;
         location = /healthz { return 200 '{"status":"ok"}'; }
         location = /getmaps { gzip_static on; }
@@ -82,16 +94,20 @@ CONF
 # Usage: bench_nginx_start NAME WORKERS DOCROOT CRT KEY OUT MAX_CONNECTIONS
 bench_nginx_start() {
     local name=$1 workers=$2 docroot=$3 crt=$4 key=$5 out=$6 max_connections=$7
-    local dir=$out/$name tls_port plain_port
+    local dir=$out/$name tls_port plain_port h2_port
     tls_port=$(free_port)
     plain_port=$(free_port)
-    _nginx_write_conf "$dir" "$workers" "$tls_port" "$plain_port" "$docroot" "$crt" "$key" "$max_connections"
+    h2_port=$(free_port)
+    _nginx_write_conf "$dir" "$workers" "$tls_port" "$plain_port" "$h2_port" "$docroot" "$crt" "$key" \
+        "$max_connections"
     # -e: the error log before the configuration is read, which is otherwise a system path.
     start_tracked "$dir/stderr.log" "$(_nginx_bin)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
     BENCH_PID["$name-tls"]=$STARTED_PID
     BENCH_PID["$name-plain"]=$STARTED_PID
+    BENCH_PID["$name-h2"]=$STARTED_PID
     BENCH_URL["$name-tls"]=https://127.0.0.1:$tls_port
     BENCH_URL["$name-plain"]=http://127.0.0.1:$plain_port
+    BENCH_URL["$name-h2"]=https://127.0.0.1:$h2_port
     wait_http "$STARTED_PID" "$dir/error.log" --cacert "$crt" "${BENCH_URL["$name-tls"]}/healthz"
     wait_http "$STARTED_PID" "$dir/error.log" "${BENCH_URL["$name-plain"]}/healthz"
 }

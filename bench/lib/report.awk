@@ -1,10 +1,14 @@
 # Turns the benchmark's results rows (tab-separated: name, transport, req/s, p50, p99, max ms, errors,
-# requests, RSS MB, CPU s, bytes read) into the Markdown table and the verdict on each performance target.
-# Variables: baselines ("scenario=baseline ..."), connections (wrk -c), body_bytes (/getmaps body).
+# requests, RSS MB, CPU s, bytes read) into the Markdown table, the verdict on each performance target, and
+# HTTP/2 against nginx's and against chatterd's own HTTP/1.1.
+# Variables: baselines ("scenario=baseline ..."), http11 ("h2 scenario=its HTTP/1.1 scenario ..."),
+# connections (wrk and h2load -c), streams (h2load -m), body_bytes (/getmaps body).
 BEGIN {
     FS = "\t"
     split(baselines, pairs, " ")
     for (i in pairs) { split(pairs[i], kv, "="); base[kv[1]] = kv[2] }
+    split(http11, pairs, " ")
+    for (i in pairs) { split(pairs[i], kv, "="); h1[kv[1]] = kv[2] }
 }
 
 {
@@ -78,12 +82,36 @@ function targets(    k, i, peak, at, growth, per, g) {
             cpu[g] * 1000 / (bytes[g] / 1048576), (requests[g] > 0 ? cpu[g] * 1000 / requests[g] : 0)
 }
 
+# "R × (B req/s)": req/s of K over that of key B, or "-" when either is missing.
+function times(k, b) {
+    if (!(k in rps) || !(b in rps) || rps[b] <= 0) return "-"
+    return sprintf("%.2f × (%.0f req/s)", rps[k] / rps[b], rps[b])
+}
+
+# Each HTTP/2 scenario against nginx's http2 and against chatterd's HTTP/1.1 over TLS for the same request.
+function h2_table(    i, k, s) {
+    for (i = 1; i <= n; i++) if (transport[i] == "h2" && name[i] in h1) break
+    if (i > n) return
+    print ""
+    print "| HTTP/2 over TLS (h2load -c" connections " -m" streams ") | req/s | vs nginx http2 | vs chatterd HTTP/1.1 over TLS (wrk) | p99 ms | errors |"
+    print "|---|--:|--:|--:|--:|--:|"
+    for (i = 1; i <= n; i++) {
+        s = name[i]
+        if (transport[i] != "h2" || !(s in h1)) continue
+        k = s SUBSEP "h2"
+        printf "| %s | %.0f | %s | %s | %.2f | %d |\n", s, rps[k], times(k, base[s] SUBSEP "h2"),
+            times(k, h1[s] SUBSEP "tls"), p99[k], errors[k]
+    }
+}
+
 END {
     table()
     print ""
-    print "errors: responses with status ≥ 400 plus socket errors (connect, read, write, timeout); pgbench: failed"
+    print "errors: responses with status ≥ 400 plus socket errors (connect, read, write, timeout); h2load: failed"
+    print "requests (status ≥ 400, or a stream reset or left unanswered, as past a GOAWAY); pgbench: failed"
     print "transactions. RSS: peak resident set during the scenario (nginx: master and workers summed);"
     print "CPU: user + system seconds of the server during the scenario. Ratios: req/s over the baseline's, same transport."
     print ""
     targets()
+    h2_table()
 }

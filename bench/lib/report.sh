@@ -12,13 +12,15 @@ bench_machine() {
 
 # Prints the report for the results in BENCH_RESULTS. Usage: bench_report COMMAND-LINE BODY-FILE
 bench_report() {
-    local command=$1 body=$2 body_bytes=0 gzip_bytes=0 commit baselines='' name b
+    local command=$1 body=$2 body_bytes=0 gzip_bytes=0 commit baselines='' http11='' name b
     [[ -f $body ]] && body_bytes=$(stat -c %s "$body")
     [[ -f $body.gz ]] && gzip_bytes=$(stat -c %s "$body.gz")
     commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
     for name in "${BENCH_SCENARIOS[@]}"; do
         b=$(bench_baseline_of "$name")
         [[ -z $b ]] || baselines+="$name=$b "
+        # Each HTTP/2 scenario is the HTTP/1.1 one of the same name, spoken in HTTP/2.
+        [[ $name != h2-* ]] || http11+="$name=${name#h2-} "
     done
     printf '# chatterd benchmark, %s\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
     # shellcheck disable=SC2016 # the backquotes are Markdown
@@ -26,13 +28,14 @@ bench_report() {
     printf -- '- machine: %s\n' "$(bench_machine)"
     printf -- '- chatterd %s (%s); %s; PostgreSQL %s with fsync and synchronous_commit on\n' "$commit" "$CHATTERD_BIN" \
         "$("$(_nginx_bin)" -v 2>&1 | sed 's/^nginx version: //')" "$(bench_psql -Atc 'SHOW server_version')"
-    printf -- '- load: wrk -t%s -c%s -d%ss (getmaps-conns -c%s); pgbench -c%s -j%s -T%s -M prepared\n' \
+    printf -- '- load: wrk -t%s -c%s -d%ss (getmaps-conns -c%s); h2load -t%s -c%s -m%s -D %s (transport h2: HTTP/2 over TLS, no cap of requests per connection, as h2load does not reconnect after GOAWAY); pgbench -c%s -j%s -T%s -M prepared\n' \
         "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_DURATION" $(( 4 * BENCH_CONNECTIONS )) \
+        "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_H2_STREAMS" "$BENCH_DURATION" \
         "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_DURATION"
     printf -- '- nginx: 1 worker (nginx-tiny-1w), %s workers (the other nginx rows)\n' "$BENCH_NGINX_WORKERS"
     printf -- '- /getmaps: %s rows, %s bytes; %s bytes with gzip -9 (nginx gzip_static); ' \
         "$BENCH_ROWS" "$body_bytes" "$gzip_bytes"
     printf 'chatterd answers the iOS Accept-Encoding with %s\n\n' "${BENCH_CHATTERD_ENCODING:-unknown}"
-    awk -v baselines="$baselines" -v connections="$BENCH_CONNECTIONS" -v body_bytes="$body_bytes" \
-        -f bench/lib/report.awk "$BENCH_RESULTS"
+    awk -v baselines="$baselines" -v http11="$http11" -v connections="$BENCH_CONNECTIONS" \
+        -v streams="$BENCH_H2_STREAMS" -v body_bytes="$body_bytes" -f bench/lib/report.awk "$BENCH_RESULTS"
 }

@@ -2,9 +2,10 @@
 # The scenarios, their baselines, which ones --only selects, and the order they run in.
 # Needs BENCH_PID and BENCH_URL (servers), BENCH_CONNECTIONS, BENCH_THREADS, BENCH_DURATION, BENCH_OUT.
 
-# Every scenario; bench_run_all fixes the order they run in.
-BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-tiny nginx-getmaps getmaps nginx-getmaps-gzip getmaps-gzip getmaps-conns
-    pgbench post mix)
+# Every scenario; bench_run_all fixes the order they run in. The h2-* ones are HTTP/2 over TLS with h2load,
+# against nginx's http2 (nginx-h2-*) and beside chatterd's HTTP/1.1 figures for the same request.
+BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-h2-tiny-1w h2-tiny nginx-tiny nginx-getmaps getmaps nginx-h2-getmaps
+    h2-getmaps nginx-getmaps-gzip getmaps-gzip nginx-h2-getmaps-gzip h2-getmaps-gzip getmaps-conns pgbench post mix)
 
 # The iOS app's Accept-Encoding.
 BENCH_IOS_ENCODING='Accept-Encoding: gzip, deflate, br'
@@ -20,6 +21,19 @@ bench_baseline_of() {
         getmaps) echo nginx-getmaps ;;
         getmaps-gzip) echo nginx-getmaps-gzip ;;
         post) echo pgbench ;;
+        h2-tiny) echo nginx-h2-tiny-1w ;;
+        h2-getmaps) echo nginx-h2-getmaps ;;
+        h2-getmaps-gzip) echo nginx-h2-getmaps-gzip ;;
+    esac
+}
+
+# Prints the transports scenario NAME runs over: HTTP/2 ones over h2 (TLS, ALPN h2), pgbench once (it has no
+# transport), getmaps-conns over TLS only (phones poll over TLS), the others over TLS and plain HTTP/1.1.
+bench_transports_of() {
+    case $1 in
+        h2-* | nginx-h2-*) echo h2 ;;
+        pgbench | getmaps-conns) echo tls ;;
+        *) echo tls plain ;;
     esac
 }
 
@@ -39,7 +53,8 @@ bench_select() {
     done
 }
 
-# Runs scenario NAME over TRANSPORT (tls or plain) if it is selected.
+# Runs scenario NAME over TRANSPORT (tls, plain, or h2: TLS with ALPN h2 on h2load's listeners) if it is
+# selected.
 bench_run() {
     local name=$1 transport=$2 c=$BENCH_CONNECTIONS
     [[ -n ${BENCH_SELECTED[$name]:-} ]] || return 0
@@ -56,6 +71,13 @@ bench_run() {
             bench_db_reset ;;
         mix) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" -s bench/lua/mix.lua
             bench_db_reset ;;
+        h2-tiny) bench_h2load "$name" "$pid" "$c" "$chatterd/healthz" ;;
+        h2-getmaps) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" ;;
+        h2-getmaps-gzip) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING" ;;
+        nginx-h2-tiny-1w) bench_h2load "$name" "${BENCH_PID[nginx1-h2]}" "$c" "${BENCH_URL[nginx1-h2]}/healthz" ;;
+        nginx-h2-getmaps) bench_h2load "$name" "${BENCH_PID[nginx-h2]}" "$c" "${BENCH_URL[nginx-h2]}/getmaps" ;;
+        nginx-h2-getmaps-gzip) bench_h2load "$name" "${BENCH_PID[nginx-h2]}" "$c" "${BENCH_URL[nginx-h2]}/getmaps" \
+            -H "$BENCH_IOS_ENCODING" ;;
         nginx-tiny-1w) _bench_run_nginx nginx1 "$transport" /healthz ;;
         nginx-tiny) _bench_run_nginx nginx "$transport" /healthz ;;
         nginx-getmaps) _bench_run_nginx nginx "$transport" /getmaps ;;
@@ -75,17 +97,18 @@ _bench_run_nginx() {
         "${BENCH_URL["$server-$transport"]}$path" "$@"
 }
 
-# Runs every selected scenario, each over TLS and then plain HTTP, a baseline right before the
-# chatterd scenario it is compared with over the same transport. pgbench runs once (it has no
-# transport), getmaps-conns over TLS only (phones poll over TLS).
+# Runs every selected scenario over each of its transports (bench_transports_of), a baseline right
+# before the chatterd scenario it is compared with over the same transport.
 bench_run_all() {
     local group transport name
-    for group in 'nginx-tiny-1w tiny' nginx-tiny 'nginx-getmaps getmaps' 'nginx-getmaps-gzip getmaps-gzip' \
+    for group in 'nginx-tiny-1w tiny' 'nginx-h2-tiny-1w h2-tiny' nginx-tiny 'nginx-getmaps getmaps' \
+        'nginx-h2-getmaps h2-getmaps' 'nginx-getmaps-gzip getmaps-gzip' 'nginx-h2-getmaps-gzip h2-getmaps-gzip' \
         getmaps-conns pgbench post mix; do
-        for transport in tls plain; do
+        for transport in tls plain h2; do
             for name in $group; do
-                [[ $transport == plain && ($name == pgbench || $name == getmaps-conns) ]] && continue
-                bench_run "$name" "$transport"
+                if [[ " $(bench_transports_of "$name") " == *" $transport "* ]]; then
+                    bench_run "$name" "$transport"
+                fi
             done
         done
     done

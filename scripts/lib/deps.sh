@@ -59,6 +59,54 @@ _deps_missing() {
     done
 }
 
+# Python modules the end-to-end tests import besides pytest and PyYAML, as MODULE=REQUIREMENT: PyPI's h2
+# as the HTTP/2 client, with its hyperframe and hpack for raw frames.
+# shellcheck disable=SC2034 # read by scripts/test
+DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=hpack>=4.0,<5")
+
+# Prints each MODULE=REQUIREMENT argument whose module $CHATTERD_PYTHON cannot import.
+_deps_missing_modules() {
+    local entry
+    for entry in "$@"; do
+        "$CHATTERD_PYTHON" -c "import ${entry%%=*}" 2>/dev/null || printf '%s\n' "$entry"
+    done
+}
+
+# Succeeds when $CHATTERD_PYTHON refuses pip installs into itself (PEP 668; Debian's own python3 does).
+_deps_externally_managed() {
+    "$CHATTERD_PYTHON" -c 'import os, sys, sysconfig
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'
+}
+
+# Ensures $CHATTERD_PYTHON (found by deps_ensure) imports each MODULE=REQUIREMENT argument, installing the
+# missing ones from PyPI with pip, or, into a Python that refuses pip, Debian's python3-MODULE packages.
+deps_ensure_python_modules() {
+    local missing entry packages=()
+    mapfile -t missing < <(_deps_missing_modules "$@")
+    (( ${#missing[@]} == 0 )) && return 0
+    if _deps_externally_managed; then
+        for entry in "${missing[@]}"; do packages+=("python3-${entry%%=*}"); done
+        if ! is_root; then
+            printf 'error: %s lacks Python modules; run: sudo apt-get install -y %s\n' "$CHATTERD_PYTHON" \
+                "${packages[*]}" >&2
+            return 1
+        fi
+        log "installing ${packages[*]}"
+        deps_apt_install "${packages[@]}" || { printf 'error: apt-get install failed\n' >&2; return 1; }
+    else
+        local requirements=("${missing[@]#*=}")
+        log "installing ${requirements[*]} from PyPI for $CHATTERD_PYTHON"
+        "$CHATTERD_PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+            "${requirements[@]}" >&2 || {
+            printf 'error: pip install failed; run: %s -m pip install %s\n' "$CHATTERD_PYTHON" \
+                "${requirements[*]@Q}" >&2
+            return 1
+        }
+    fi
+    mapfile -t missing < <(_deps_missing_modules "$@")
+    (( ${#missing[@]} == 0 )) || { printf 'error: still missing Python modules: %s\n' "${missing[*]%%=*}" >&2; return 1; }
+}
+
 # Runs apt-get update (once per process) and installs the given packages.
 deps_apt_install() {
     export DEBIAN_FRONTEND=noninteractive
