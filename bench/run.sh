@@ -9,8 +9,10 @@
 #   --rows N         chatts seeded before the run (default 1000; 10000 and 100000 work too)
 #   --duration S     seconds per scenario (default 10)
 #   --connections C  wrk, h2load and pgbench clients (default 64); --threads T: their threads (default 2)
-#   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along:
-#                    tiny getmaps getmaps-gzip getmaps-conns post mix h2-tiny h2-getmaps h2-getmaps-gzip
+#   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along (post
+#                    brings post-rejected; mix brings getmaps-gzip, getmaps-gzip-end and both posts):
+#                    tiny getmaps getmaps-gzip getmaps-conns post-rejected post mix getmaps-gzip-end
+#                    h2-tiny h2-getmaps h2-getmaps-gzip
 #                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench
 #                    nginx-h2-tiny-1w nginx-h2-getmaps nginx-h2-getmaps-gzip
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
@@ -23,7 +25,7 @@ for lib in scripts/lib/common.sh scripts/lib/deps.sh scripts/lib/postgres.sh ben
     source "$lib"
 done
 
-usage() { sed -n '8,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'; }
 
 BENCH_ROWS=1000 BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_THREADS=2 only=''
 command_line="bench/run.sh${*:+ $*}"

@@ -2,7 +2,7 @@
 # The chatterd under test: the release binary, and one TLS and one plain-HTTP server on free ports, and a
 # TLS one for h2load (see BENCH_H2_REQUESTS_PER_CONNECTION).
 # shellcheck disable=SC2034 # the variables set here are read by run.sh and the other bench/lib files
-# Sets CHATTERD_BIN, BENCH_CHATTERD_ENCODING, and BENCH_PID and BENCH_URL [chatterd-tls], [chatterd-plain]
+# Sets CHATTERD_BIN, BENCH_CHATTERD_ENCODING, BENCH_CHATTERD_GZIP_BYTES, and BENCH_PID and BENCH_URL [chatterd-tls], [chatterd-plain]
 # and [chatterd-h2].
 
 # Builds the release chatterd unless CHATTERD_BIN names one already.
@@ -63,7 +63,8 @@ bench_chatterd_body() {
         '') cmp -s "$file" "$file.encoded" || die "GET /getmaps with Accept-Encoding sent a different body"
             BENCH_CHATTERD_ENCODING=identity ;;
         gzip) gzip -dc "$file.encoded" | cmp -s "$file" - || die "chatterd's gzip /getmaps does not inflate to the body"
-            BENCH_CHATTERD_ENCODING=gzip ;;
+            BENCH_CHATTERD_ENCODING=gzip
+            BENCH_CHATTERD_GZIP_BYTES=$(stat -c %s "$file.encoded") ;;
         *) die "chatterd answered Accept-Encoding with Content-Encoding: $encoding" ;;
     esac
     rm -f "$file.headers" "$file.encoded"

@@ -15,6 +15,15 @@ function chatt.body(run, thread, n)
         thread, run, thread, n, geodata)
 end
 
+-- A body as long as body(RUN, THREAD, N) that chatterd answers 400: its name is empty, and the name's
+-- bytes pad the message instead.
+function chatt.rejectedBody(run, thread, n)
+    local body = chatt.body(run, thread, n)
+    local name = string.format('"name":"wrk%d"', thread)
+    local padding = string.rep("x", #name - #'"name":""')
+    return (body:gsub(name, '"name":""', 1):gsub('","geodata"', padding .. '","geodata"', 1))
+end
+
 -- Gives each wrk thread its number and the run's name; call it from the script's setup(thread).
 local threads = 0
 local run = string.format("%d-%d", os.time(), math.floor(os.clock() * 1e6))
