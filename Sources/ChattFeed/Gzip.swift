@@ -4,11 +4,11 @@ import JSON
 
 /// Compresses bytes into one gzip member (RFC 1952) with zlib's deflate.
 public enum Gzip {
-    /// The level feeds are compressed at: 1. The body is compressed again after every change of the store, by the
-    /// first gzip request after it, which waits for it: the cost is paid per post, on a request's latency. Level 1
-    /// already removes most of the bytes; higher levels make the result only a little smaller, for several times
-    /// the time (measured: bench/RESULTS.md, "Gzip level").
-    public static let feedLevel: Int32 = 1
+    /// The level feeds are compressed at: 6, zlib's default. A feed's gzip form grows with its body
+    /// (`GzipStream`): each row is compressed once, not the whole feed again after every post, so a level better
+    /// than 1 costs little. Level 9 takes several times as long again for a result only slightly smaller
+    /// (measured: bench/RESULTS.md, "Gzip level").
+    public static let feedLevel: Int32 = 6
 
     /// `bytes` as a gzip member, or nil if zlib fails (it only can when out of memory).
     public static func compress(_ bytes: [UInt8], level: Int32 = feedLevel) -> [UInt8]? {
