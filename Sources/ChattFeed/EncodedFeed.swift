@@ -39,7 +39,8 @@ public final class EncodedFeed: Sendable {
     public func gzipped() -> FeedRepresentation {
         gzip.get {
             guard let compressed = Gzip.compress(identity.body) else { return identity }
-            return FeedRepresentation(body: compressed, contentHash: contentHash, coding: "gzip")
+            return FeedRepresentation(
+                body: compressed, contentHash: contentHash, coding: "gzip", variant: String(Gzip.feedLevel))
         }
     }
 

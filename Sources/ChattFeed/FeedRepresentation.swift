@@ -18,11 +18,14 @@ public struct FeedRepresentation: Sendable {
         self.init(body: body, contentHash: ContentHash.hash(body), coding: nil)
     }
 
-    /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding
-    /// is part of the tag: a coded body is a different representation, with bytes of its own.
-    init(body: [UInt8], contentHash: UInt64, coding: String?) {
+    /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding is
+    /// part of the tag: a coded body is a different representation, with bytes of its own. So is `variant`, which
+    /// names how the coded bytes were made from the identity bytes (for gzip, the level): the same identity
+    /// bytes then give the same coded bytes under one tag in every process, and a build that codes differently
+    /// (during a rolling upgrade) tags its bytes differently, as a strong validator must (RFC 9110 §8.8.3).
+    init(body: [UInt8], contentHash: UInt64, coding: String?, variant: String = "") {
         self.body = body
-        let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 } ?? "")
+        let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 + variant } ?? "")
         // Invariant: hex digits, "-" and a coding token are all `etagc`, so the tag exists.
         etag = EntityTag(opaque)!
         var headers = HTTPHeaders([

@@ -1,4 +1,5 @@
 @testable import ChattFeed
+import ChattModel
 import TestSupport
 import Testing
 
@@ -59,5 +60,17 @@ private func feedLikeBytes(rows: Int) -> [UInt8] {
         let snapshot = try #require(stream.snapshot(finishingWith: Array("[]".utf8)))
         #expect(gunzip(snapshot) == Array("[]".utf8))
         #expect(snapshot == Gzip.compress(Array("[]".utf8)))
+    }
+}
+
+/// The gzip tag: the identity hash, the coding and the level, so that a build gzipping at another level never
+/// gives other bytes the same strong tag.
+@Suite struct GzipTagTests {
+    @Test func theGzipTagIsTheIdentityHashWithCodingAndLevel() throws {
+        let chatt = StoredChatt(name: "a", message: "b", id: "i", timestamp: "t", geodata: nil)
+        let feed = EncodedFeed(.maps, snapshot: ChattSnapshot(chatts: [chatt], version: ChattsVersion(count: 1, lastSequence: 1)),
+                               generation: 0)
+        let identity = feed.identity.etag.opaque
+        #expect(feed.gzipped().etag.opaque == identity + "-gzip6")
     }
 }
