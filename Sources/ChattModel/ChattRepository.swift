@@ -2,10 +2,17 @@ import JSON
 
 /// Where chatts are kept. Calls block the calling thread; the server runs them off its I/O queues.
 public protocol ChattRepository: Sendable {
-    /// Stores `chatt`; returns only after it is committed.
-    func add(_ chatt: NewChatt) throws(RepositoryError)
+    /// Stores `chatt`; returns only after it is committed, with every chatt committed together with it.
+    @discardableResult func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch
     /// Every chatt, oldest first in posting order, with the version of the store they were read at.
     func snapshot() throws(RepositoryError) -> ChattSnapshot
+    /// Calls `row` with every chatt, oldest first in posting order, as they are read (nothing is kept for the
+    /// caller), and returns the version of the store they make up.
+    func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion
+    /// The chatts after `position` in feed order (every chatt for nil), and the version of the store, both
+    /// read at one moment: whoever holds the chatts up to `position` can tell from the count whether the two
+    /// together are the whole store.
+    func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta
     /// The store's current version: a cheap query that tells whether a cached snapshot is still current.
     func version() throws(RepositoryError) -> ChattsVersion
     /// Succeeds when the store answers.
@@ -50,5 +57,62 @@ public enum RepositoryError: Error, Sendable, Equatable {
         switch self {
         case .unavailable(let detail), .rejected(let detail), .failed(let detail): detail
         }
+    }
+}
+
+/// Where a chatt stands in feed order (migrations/0002): by time, then by sequence number.
+public struct FeedPosition: Sendable, Hashable, Comparable {
+    /// The wire timestamp (`StoredChatt.timestamp`): fixed-width UTC, so its text order is its time order.
+    public var timestamp: String
+    /// The chatt's sequence number, which orders chatts of the same microsecond.
+    public var sequence: Int64
+
+    public init(timestamp: String, sequence: Int64) {
+        self.timestamp = timestamp
+        self.sequence = sequence
+    }
+
+    public static func < (lhs: FeedPosition, rhs: FeedPosition) -> Bool {
+        // Bytes, not String's Unicode ordering: the timestamps are ASCII of one width.
+        let order = lhs.timestamp.utf8.lexicographicallyPrecedes(rhs.timestamp.utf8)
+        return order || (lhs.timestamp == rhs.timestamp && lhs.sequence < rhs.sequence)
+    }
+}
+
+/// A stored chatt with its sequence number.
+public struct SequencedChatt: Sendable, Equatable {
+    public var sequence: Int64
+    public var chatt: StoredChatt
+
+    public init(sequence: Int64, chatt: StoredChatt) {
+        self.sequence = sequence
+        self.chatt = chatt
+    }
+
+    /// Its place in feed order.
+    public var position: FeedPosition {
+        FeedPosition(timestamp: chatt.timestamp, sequence: sequence)
+    }
+}
+
+/// The chatts one commit stored together, as the store reads them back, in feed order. Every `add` whose chatt
+/// is among them returns the same batch, so whoever keeps a copy of the store can take them in once.
+public final class ChattBatch: Sendable {
+    public let chatts: [SequencedChatt]
+
+    public init(_ chatts: [SequencedChatt]) {
+        self.chatts = chatts.sorted { $0.position < $1.position }
+    }
+}
+
+/// Chatts read after a feed position, with the store's version at that moment.
+public struct ChattDelta: Sendable, Equatable {
+    /// In feed order.
+    public var chatts: [SequencedChatt]
+    public var version: ChattsVersion
+
+    public init(chatts: [SequencedChatt], version: ChattsVersion) {
+        self.chatts = chatts
+        self.version = version
     }
 }

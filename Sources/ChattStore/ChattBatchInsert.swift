@@ -5,6 +5,9 @@ import ChattModel
 /// One statement over `unnest` of three arrays rather than libpq pipeline mode (one INSERT per row up to a single
 /// sync): it stores more rows per second (measured: bench/RESULTS.md, "Batch insert"), and it leaves one result to
 /// check instead of one per row.
+///
+/// Each statement returns the rows as stored, in their wire forms, so the feed cache can take them in without
+/// reading them back.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.
     static let batchStatement = PreparedStatement(
@@ -14,25 +17,33 @@ enum ChattBatchInsert {
             SELECT name, message, geodata
             FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS batch(name, message, geodata, position)
             ORDER BY position
+            RETURNING \(ChattColumns.list)
             """)
     /// One row, for retrying a refused batch row by row.
     static let rowStatement = PreparedStatement(
-        name: "chatts_insert_row", sql: "INSERT INTO chatts (name, message, geodata) VALUES ($1, $2, $3)")
+        name: "chatts_insert_row",
+        sql: """
+            INSERT INTO chatts (name, message, geodata)
+            SELECT $1::text, $2::text, $3::text
+            RETURNING \(ChattColumns.list)
+            """)
 
-    /// Stores `chatts` in order and returns each one's outcome, in the same order.
+    /// Stores `chatts` in order and returns each one's outcome, the stored row on success, in the same order.
     ///
     /// When the server refuses the batch because of a value (too long, bad encoding, NUL), nothing of it was
     /// stored, so the rows are retried one by one and only the bad ones fail. Any other failure is every row's:
     /// after a lost connection the outcome is unknown, and retrying could store a chatt twice.
-    static func write(_ chatts: [NewChatt], on connection: PGConnection) -> [Result<Void, StoreError>] {
+    static func write(_ chatts: [NewChatt], on connection: PGConnection) -> [Result<SequencedChatt, StoreError>] {
         let columns = [
             TextArrayLiteral.encode(chatts.map(\.name)),
             TextArrayLiteral.encode(chatts.map(\.message)),
             TextArrayLiteral.encode(chatts.map(\.geodata)),
         ]
-        do {
-            _ = try connection.query(batchStatement, columns)
-            return Array(repeating: .success(()), count: chatts.count)
+        do throws(StoreError) {
+            let stored = try connection.query(batchStatement, columns).sequencedChatts()
+            // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
+            guard stored.count == chatts.count else { throw StoreError(.decodingFailed(column: "seq")) }
+            return stored.sorted { $0.sequence < $1.sequence }.map { .success($0) }
         } catch {
             guard chatts.count > 1, case .rejected = error.repositoryError else {
                 return Array(repeating: .failure(error), count: chatts.count)
@@ -41,14 +52,18 @@ enum ChattBatchInsert {
         }
     }
 
-    private static func writeOneByOne(_ chatts: [NewChatt], on connection: PGConnection) -> [Result<Void, StoreError>] {
+    private static func writeOneByOne(
+        _ chatts: [NewChatt], on connection: PGConnection
+    ) -> [Result<SequencedChatt, StoreError>] {
         var lost: StoreError?
         return chatts.map { chatt in
             // Rows after a lost connection were never sent; they fail like the batch would have.
             if let lost { return .failure(lost) }
             do throws(StoreError) {
-                _ = try connection.query(rowStatement, [chatt.name, chatt.message, chatt.geodata])
-                return .success(())
+                let stored = try connection.query(rowStatement, [chatt.name, chatt.message, chatt.geodata])
+                    .sequencedChatts()
+                guard let row = stored.first else { throw StoreError(.decodingFailed(column: "seq")) }
+                return .success(row)
             } catch {
                 if error.code == .connectionLost { lost = error }
                 return .failure(error)

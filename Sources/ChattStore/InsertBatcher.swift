@@ -8,7 +8,7 @@ import Locking
 /// connection, takes what is queued by then (at most `maximumBatchSize`, oldest first), writes it in one round trip,
 /// wakes every waiter with its own outcome, and hands the lead to the oldest caller still queued. So a lone post is
 /// written at once, with no timer, and posts arriving while a batch commits go together in the next one; sequence
-/// numbers follow the queue order.
+/// numbers follow the queue order. Every post of a batch gets the same `ChattBatch` back: the rows as stored.
 final class InsertBatcher: Sendable {
     /// The most rows written in one statement.
     let maximumBatchSize: Int
@@ -36,9 +36,15 @@ final class InsertBatcher: Sendable {
     }
 
     /// Stores `chatt`, blocking until the batch holding it has committed or failed.
+    /// - Throws: as `store(_:)`.
+    func insert(_ chatt: NewChatt) throws(StoreError) {
+        _ = try store(chatt)
+    }
+
+    /// Stores `chatt`, blocking until the batch holding it has committed or failed; returns the batch's stored rows.
     /// - Throws: `.poolTimeout` when it waited longer than the pool's acquire timeout without being written, any
     ///   error borrowing a connection, or the error of its own row (`.connectionLost` when the outcome is unknown).
-    func insert(_ chatt: NewChatt) throws(StoreError) {
+    func store(_ chatt: NewChatt) throws(StoreError) -> ChattBatch {
         let waiter = Waiter(chatt)
         let leads = state.withLock { state in
             state.queue.append(waiter)
@@ -50,7 +56,7 @@ final class InsertBatcher: Sendable {
         if leads || awaitTurn(of: waiter).isLeading {
             lead()
         }
-        try state.withLock { _ in waiter.stage }.outcome.get()
+        return try state.withLock { _ in waiter.stage }.outcome.get()
     }
 
     /// Waits until `waiter` is promoted to leader or has its outcome; gives up if still queued at the wait limit.
@@ -71,22 +77,23 @@ final class InsertBatcher: Sendable {
     /// Writes one batch as leader, then passes the lead on.
     private func lead() {
         var batch: [Waiter] = []
-        var outcomes: [Result<Void, StoreError>] = []
         do {
             // The connection comes first: posts arriving while the pool makes us wait join this batch.
             try pool.withConnection { connection throws(StoreError) in
                 batch = takeBatch()
-                outcomes = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
+                let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
+                let stored = ChattBatch(rows.compactMap { try? $0.get() })
+                finish(batch, with: rows.map { row in row.map { _ in stored } })
             }
         } catch {
-            // No connection: everyone queued would wait for the same pool, so they all get this answer now.
+            // Only borrowing throws. No connection: everyone queued would wait for the same pool, so they all get
+            // this answer now.
             batch = state.withLock { state in
                 defer { state.queue = [] }
                 return state.queue
             }
-            outcomes = Array(repeating: .failure(error), count: batch.count)
+            finish(batch, with: Array(repeating: .failure(error), count: batch.count))
         }
-        finish(batch, with: outcomes)
     }
 
     /// The oldest queued inserts. The leader's own is among them: it was alone when it arrived, or the oldest
@@ -101,7 +108,7 @@ final class InsertBatcher: Sendable {
     }
 
     /// Records each outcome and passes the lead to the oldest queued caller, if any, then wakes everyone.
-    private func finish(_ batch: [Waiter], with outcomes: [Result<Void, StoreError>]) {
+    private func finish(_ batch: [Waiter], with outcomes: [Result<ChattBatch, StoreError>]) {
         let successor = state.withLock { state -> Waiter? in
             for (waiter, outcome) in zip(batch, outcomes) { waiter.stage = .done(outcome) }
             guard let next = state.queue.first else {
@@ -122,7 +129,7 @@ final class InsertBatcher: Sendable {
 private final class Waiter: @unchecked Sendable {
     enum Stage {
         case queued, leading, writing
-        case done(Result<Void, StoreError>)
+        case done(Result<ChattBatch, StoreError>)
 
         var isLeading: Bool {
             if case .leading = self { return true }
@@ -130,7 +137,7 @@ private final class Waiter: @unchecked Sendable {
         }
 
         /// The caller's answer; only meaningful once done.
-        var outcome: Result<Void, StoreError> {
+        var outcome: Result<ChattBatch, StoreError> {
             if case .done(let outcome) = self { return outcome }
             preconditionFailure("an insert returned before its batch finished")
         }

@@ -11,39 +11,105 @@ public final class PostgresChattRepository: ChattRepository {
         batcher = InsertBatcher(pool: pool)
     }
 
-    /// Inserts one chatt; returns only once the server reports it committed. Concurrent calls share one statement
-    /// and one commit (see `InsertBatcher`), and chatts are numbered in the order the calls arrived.
+    /// Inserts one chatt; returns only once the server reports it committed, with the rows committed with it.
+    /// Concurrent calls share one statement and one commit (see `InsertBatcher`), and chatts are numbered in the
+    /// order the calls arrived.
     ///
     /// Never retried: if the connection drops after the statement was sent, the chatt may or may not be stored,
     /// so the caller gets `.unavailable` rather than a possible duplicate.
-    public func add(_ chatt: NewChatt) throws(RepositoryError) {
+    @discardableResult
+    public func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch {
         do {
-            try batcher.insert(chatt)
+            return try batcher.store(chatt)
         } catch {
             throw error.repositoryError(during: "add")
         }
     }
 
-    // The wire forms are made by the server: `id::text` is the lower-case canonical UUID, and to_char renders
-    // UTC with exactly six fractional digits. Oldest first: by time, then seq for the same microsecond
-    // (migrations/0002 explains why not seq alone); the chatts_time_seq_idx index serves this order.
-    static let selectAllSQL = """
-        SELECT seq, name, message, id::text AS id,
-               to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS timestamp,
-               geodata
-        FROM chatts
-        ORDER BY time, seq
-        """
+    // Oldest first: by time, then seq for the same microsecond (migrations/0002 explains why not seq alone); the
+    // chatts_time_seq_idx index serves this order.
+    static let selectAllSQL = "SELECT \(ChattColumns.list) FROM chatts ORDER BY time, seq"
 
     /// Every chatt, oldest first in posting order, with each field in its wire form; the version is
     /// computed from the very rows returned, so the two always agree.
     public func snapshot() throws(RepositoryError) -> ChattSnapshot {
+        var chatts: [StoredChatt] = []
+        let version = try readChatts { chatts.append($0.chatt) }
+        return ChattSnapshot(chatts: chatts, version: version)
+    }
+
+    static let beginReadSQL = "BEGIN READ ONLY"
+    /// A cursor sees the snapshot of its DECLARE throughout.
+    static let declareFeedSQL = "DECLARE chatts_feed NO SCROLL CURSOR FOR \(selectAllSQL)"
+    static let fetchSize = 1000
+    static let fetchFeedSQL = "FETCH FORWARD \(fetchSize) FROM chatts_feed"
+    static let commitSQL = "COMMIT"
+    static let rollbackSQL = "ROLLBACK"
+
+    /// Every chatt, oldest first, read through a cursor `fetchSize` rows at a time, so that neither libpq's result
+    /// nor the caller ever holds the whole table: a feed is built next to one small result, not next to a copy of
+    /// the table. The version is computed from the rows read.
+    public func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion {
         do {
             return try pool.withConnection { connection throws(StoreError) in
-                try Self.decode(connection.query(Self.selectAllSQL))
+                _ = try connection.query(Self.beginReadSQL)
+                do throws(StoreError) {
+                    _ = try connection.query(Self.declareFeedSQL)
+                    var version = ChattsVersion(count: 0, lastSequence: 0)
+                    var fetched = Self.fetchSize
+                    while fetched == Self.fetchSize {
+                        let rows = try connection.query(Self.fetchFeedSQL).sequencedChatts()
+                        for chatt in rows {
+                            row(chatt)
+                            version = ChattsVersion(
+                                count: version.count + 1, lastSequence: max(version.lastSequence, chatt.sequence))
+                        }
+                        fetched = rows.count
+                    }
+                    _ = try connection.query(Self.commitSQL)
+                    return version
+                } catch {
+                    // Leaves the connection fit for the pool when only the statement failed.
+                    _ = try? connection.query(Self.rollbackSQL)
+                    throw error
+                }
             }
         } catch {
             throw error.repositoryError(during: "snapshot")
+        }
+    }
+
+    /// The store's version and the chatts after a position, in one statement and so one snapshot (the outer join
+    /// gives the version a row when no chatt follows).
+    static let chattsAfterSQL = """
+        WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
+        SELECT store.count, store.last, after.* FROM store LEFT JOIN (
+            SELECT \(ChattColumns.list), time FROM chatts WHERE (time, seq) > ($1::timestamptz, $2::bigint)
+        ) AS after ON true
+        ORDER BY after.time, after.seq
+        """
+    static let everyChattSQL = """
+        WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
+        SELECT store.count, store.last, after.* FROM store LEFT JOIN (SELECT \(ChattColumns.list), time FROM chatts) AS after
+        ON true
+        ORDER BY after.time, after.seq
+        """
+
+    /// The chatts after `position` in feed order, with the store's version; the (time, seq) comparison walks
+    /// the feed-order index from `position` on.
+    public func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta {
+        do {
+            return try pool.withConnection { connection throws(StoreError) in
+                let result: PGResult
+                if let position {
+                    result = try connection.query(Self.chattsAfterSQL, [position.timestamp, String(position.sequence)])
+                } else {
+                    result = try connection.query(Self.everyChattSQL)
+                }
+                return ChattDelta(chatts: try result.sequencedChatts(), version: try result.chattsVersion())
+            }
+        } catch {
+            throw error.repositoryError(during: "chatts after")
         }
     }
 
@@ -53,14 +119,7 @@ public final class PostgresChattRepository: ChattRepository {
     public func version() throws(RepositoryError) -> ChattsVersion {
         do {
             return try pool.withConnection { connection throws(StoreError) in
-                let result = try connection.query(Self.versionSQL)
-                let count = try result.columnIndex(named: "count")
-                let last = try result.columnIndex(named: "last")
-                guard result.rowCount == 1,
-                    let countValue = Int(try result.requiredString(row: 0, column: count, name: "count")),
-                    let lastValue = Int64(try result.requiredString(row: 0, column: last, name: "last"))
-                else { throw StoreError(.decodingFailed(column: "count")) }
-                return ChattsVersion(count: countValue, lastSequence: lastValue)
+                try connection.query(Self.versionSQL).chattsVersion()
             }
         } catch {
             throw error.repositoryError(during: "version")
@@ -78,31 +137,5 @@ public final class PostgresChattRepository: ChattRepository {
         } catch {
             throw error.repositoryError(during: "ping")
         }
-    }
-
-    private static func decode(_ result: PGResult) throws(StoreError) -> ChattSnapshot {
-        let seq = try result.columnIndex(named: "seq")
-        let name = try result.columnIndex(named: "name")
-        let message = try result.columnIndex(named: "message")
-        let id = try result.columnIndex(named: "id")
-        let timestamp = try result.columnIndex(named: "timestamp")
-        let geodata = try result.columnIndex(named: "geodata")
-        var chatts: [StoredChatt] = []
-        chatts.reserveCapacity(result.rowCount)
-        var lastSequence: Int64 = 0
-        for row in 0..<result.rowCount {
-            guard let sequence = Int64(try result.requiredString(row: row, column: seq, name: "seq")) else {
-                throw StoreError(.decodingFailed(column: "seq"))
-            }
-            lastSequence = max(lastSequence, sequence)
-            chatts.append(StoredChatt(
-                name: try result.requiredString(row: row, column: name, name: "name"),
-                message: try result.requiredString(row: row, column: message, name: "message"),
-                id: try result.requiredString(row: row, column: id, name: "id"),
-                timestamp: try result.requiredString(row: row, column: timestamp, name: "timestamp"),
-                geodata: result.string(row: row, column: geodata)
-            ))
-        }
-        return ChattSnapshot(chatts: chatts, version: ChattsVersion(count: chatts.count, lastSequence: lastSequence))
     }
 }

@@ -5,17 +5,26 @@ import Locking
 /// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
 public final class InMemoryChattRepository: ChattRepository {
     private struct State {
-        public var chatts: [StoredChatt] = []
+        /// In feed order.
+        var rows: [SequencedChatt] = []
+        var lastSequence: Int64 = 0
         var failure: RepositoryError?
-        public var snapshotReads = 0
-        public var versionReads = 0
+        var snapshotReads = 0
+        var versionReads = 0
+        var deltaReads = 0
         var heldSnapshot: SnapshotGate?
+
+        var chatts: [StoredChatt] { rows.map(\.chatt) }
+        var version: ChattsVersion { ChattsVersion(count: rows.count, lastSequence: lastSequence) }
     }
 
     private let state = Locked(State())
 
     public init(_ chatts: [StoredChatt] = []) {
-        state.withLock { $0.chatts = chatts }
+        state.withLock { state in
+            state.rows = chatts.enumerated().map { SequencedChatt(sequence: Int64($0.offset + 1), chatt: $0.element) }
+            state.lastSequence = Int64(chatts.count)
+        }
     }
 
     /// Makes every later call throw `error` (nil: succeed again).
@@ -28,32 +37,71 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.chatts }
     }
 
-    public func add(_ chatt: NewChatt) throws(RepositoryError) {
+    @discardableResult
+    public func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
-            let serial = state.chatts.count + 1
-            let id =
-                "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + String(serial)
+            let serial = state.lastSequence + 1
             let timestamp = "2026-03-25T08:11:59." + String(100_000 + serial) + "Z"
-            state.chatts.append(
-                StoredChatt(
-                    name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata))
+            return ChattBatch([Self.store(chatt, timestamp: timestamp, in: &state)])
         }
     }
 
+    /// Stores `chatt` as committed at `timestamp` with the next sequence number, in its place in feed order, as
+    /// another writer's transaction would that began earlier and committed later; no batch is returned to
+    /// anyone, as for a chatt another process stored.
+    @discardableResult
+    public func storeCommitted(_ chatt: NewChatt, timestamp: String) -> SequencedChatt {
+        state.withLock { Self.store(chatt, timestamp: timestamp, in: &$0) }
+    }
+
+    private static func store(_ chatt: NewChatt, timestamp: String, in state: inout State) -> SequencedChatt {
+        state.lastSequence += 1
+        let serial = state.lastSequence
+        let id = "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + String(serial)
+        let row = SequencedChatt(
+            sequence: serial,
+            chatt: StoredChatt(
+                name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata))
+        let place = state.rows.firstIndex { row.position < $0.position } ?? state.rows.endIndex
+        state.rows.insert(row, at: place)
+        return row
+    }
+
     public func snapshot() throws(RepositoryError) -> ChattSnapshot {
-        let (snapshot, gate) = try state.withLock { (state: inout State) throws(RepositoryError) in
+        let (rows, version) = try readAll()
+        return ChattSnapshot(chatts: rows.map(\.chatt), version: version)
+    }
+
+    public func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion {
+        let (rows, version) = try readAll()
+        rows.forEach(row)
+        return version
+    }
+
+    /// Every row and the version, counted as a full read; a held read waits at its gate after reading.
+    private func readAll() throws(RepositoryError) -> ([SequencedChatt], ChattsVersion) {
+        let (rows, version, gate) = try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.snapshotReads += 1
             let gate = state.heldSnapshot
             state.heldSnapshot = nil
-            return (ChattSnapshot(chatts: state.chatts, version: Self.version(of: state.chatts)), gate)
+            return (state.rows, state.version, gate)
         }
         gate?.hold()
-        return snapshot
+        return (rows, version)
     }
 
-    /// Makes the next snapshot() read the chatts, then wait until the gate is released before returning.
+    public func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            state.deltaReads += 1
+            let after = state.rows.filter { row in position.map { $0 < row.position } ?? true }
+            return ChattDelta(chatts: after, version: state.version)
+        }
+    }
+
+    /// Makes the next full read (snapshot() or readChatts) read the chatts, then wait until the gate is released before returning.
     public func holdNextSnapshot() -> SnapshotGate {
         let gate = SnapshotGate()
         state.withLock { $0.heldSnapshot = gate }
@@ -64,7 +112,7 @@ public final class InMemoryChattRepository: ChattRepository {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.versionReads += 1
-            return Self.version(of: state.chatts)
+            return state.version
         }
     }
 
@@ -78,8 +126,9 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.snapshotReads }
     }
 
-    private static func version(of chatts: [StoredChatt]) -> ChattsVersion {
-        ChattsVersion(count: chatts.count, lastSequence: Int64(chatts.count))
+    /// How many times the chatts after a position were read.
+    public var deltaReads: Int {
+        state.withLock { $0.deltaReads }
     }
 
     public func ping() throws(RepositoryError) {
