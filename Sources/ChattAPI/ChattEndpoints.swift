@@ -32,15 +32,16 @@ struct ChattEndpoints: Sendable {
         } catch {
             return error.response
         }
+        let batch: ChattBatch
         do {
-            try repository.add(chatt)
+            batch = try repository.add(chatt)
         } catch {
-            // The chatt may be stored even so (a lost connection leaves the outcome unknown).
-            cache.invalidate()
+            // The chatt may be stored even so (a lost connection leaves the outcome unknown); if so, it was added.
+            cache.chattsAdded()
             return APIError(error).response
         }
         // Before the 200: a client that reads after its post must see it (read-your-writes).
-        cache.invalidate()
+        cache.append(batch)
         return .json(.ok, Self.emptyObject)
     }
 

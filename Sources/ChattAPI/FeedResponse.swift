@@ -9,9 +9,9 @@ enum FeedResponse {
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
 
     /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet
-    /// (the gzip body). Never blocks.
+    /// (a body taken in from a commit is copied out of its lineage on first demand; the gzip body). Never blocks.
     static func readyWholeFeed(for request: HTTPRequest, from feed: EncodedFeed) -> HTTPResponse? {
-        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identity
+        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identityIfReady
         return representation.map { response(to: request, with: $0) }
     }
 

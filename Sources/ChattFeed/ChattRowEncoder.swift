@@ -9,47 +9,47 @@ import JSON
 public enum ChattRowEncoder {
     /// `[[name, message, id, timestamp, geodata|null], …]`, or `[]`.
     public static func mapsRows(_ chatts: [StoredChatt]) -> [UInt8] {
-        encode(chatts, includingGeodata: true).body
+        encode(chatts, includingGeodata: true)
     }
 
     /// `[[name, message, id, timestamp], …]`, or `[]`.
     public static func chattsRows(_ chatts: [StoredChatt]) -> [UInt8] {
-        encode(chatts, includingGeodata: false).body
+        encode(chatts, includingGeodata: false)
     }
 
-    /// The body, and `rowBounds`: the offset of each row's `[`, then `body.count`. Row `i` is
-    /// `body[rowBounds[i] ..< rowBounds[i + 1] - 1]` (the `- 1` drops the `,` or the final `]`), so rows
-    /// `a..<b` are one contiguous range and a slice of the feed needs no re-encoding.
-    static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> (body: [UInt8], rowBounds: [Int]) {
+    /// The rows as one JSON array. A cached feed is built row by row with `appendRow` (`FeedLineage`), which
+    /// records where each row starts, so that a slice of the feed needs no re-encoding.
+    static func encode(_ chatts: [StoredChatt], includingGeodata: Bool) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(estimatedSize(of: chatts))
-        var rowBounds: [Int] = []
-        rowBounds.reserveCapacity(chatts.count + 1)
         out.append(UInt8(ascii: "["))
         for (index, chatt) in chatts.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            rowBounds.append(out.count)
-            out.append(UInt8(ascii: "["))
-            appendString(chatt.name, to: &out)
-            out.append(UInt8(ascii: ","))
-            appendString(chatt.message, to: &out)
-            out.append(UInt8(ascii: ","))
-            appendString(chatt.id, to: &out)
-            out.append(UInt8(ascii: ","))
-            appendString(chatt.timestamp, to: &out)
-            if includingGeodata {
-                out.append(UInt8(ascii: ","))
-                if let geodata = chatt.geodata {
-                    appendString(geodata, to: &out)
-                } else {
-                    out.append(contentsOf: "null".utf8)
-                }
-            }
-            out.append(UInt8(ascii: "]"))
+            appendRow(chatt, includingGeodata: includingGeodata, to: &out)
         }
         out.append(UInt8(ascii: "]"))
-        rowBounds.append(out.count)
-        return (out, rowBounds)
+        return out
+    }
+
+    /// One row, `[name, message, id, timestamp]` and geodata (or `null`) when `includingGeodata`.
+    static func appendRow(_ chatt: StoredChatt, includingGeodata: Bool, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        appendString(chatt.name, to: &out)
+        out.append(UInt8(ascii: ","))
+        appendString(chatt.message, to: &out)
+        out.append(UInt8(ascii: ","))
+        appendString(chatt.id, to: &out)
+        out.append(UInt8(ascii: ","))
+        appendString(chatt.timestamp, to: &out)
+        if includingGeodata {
+            out.append(UInt8(ascii: ","))
+            if let geodata = chatt.geodata {
+                appendString(geodata, to: &out)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     /// Copies a string that needs no escaping as one block; JSONString escapes the rest byte by byte.

@@ -1,63 +1,139 @@
 import ChattModel
 import JSON
 
-/// One feed as encoded at one generation of the cache, shared by every response made from it: the body
-/// with its entity tag, and, each made on first demand by one caller, its gzip form and an index of its rows.
+/// One version of a feed, shared by every response made from it: its body with its entity tag, its gzip form and
+/// an index of its rows, each made on first demand by one caller (the others wait for it).
+///
+/// A version is a tip of a `FeedLineage`: made by a full read of the store, or from the version before it by
+/// taking in a commit's rows (`adding`) or the rows a re-read found (`caughtUp`). Its body is the same bytes a
+/// full read of the same chatts would give, so its tags are too.
 public final class EncodedFeed: Sendable {
-    /// The cache generation read before the snapshot query that this feed shows began.
+    /// The cache generation read before the store was read for this version (or its rows taken in).
     let generation: UInt64
-    /// The store version the snapshot was read at.
+    /// The store version it shows.
     let version: ChattsVersion
-    /// The body as JSON, with its tag and headers.
-    public let identity: FeedRepresentation
-    /// Where each row starts, then the body's length (see `ChattRowEncoder.encode`).
-    private let rowBounds: [Int]
+    let lineage: FeedLineage
+    let tip: FeedTip
     private let contentHash: UInt64
-    private let gzip = Lazy<FeedRepresentation>()
-    private let index = Lazy<FeedIndex>()
+    private let identityForm: Lazy<FeedRepresentation>
+    private let gzipForm: Lazy<FeedRepresentation>
 
-    /// Encodes `snapshot` as `kind` rows.
-    init(_ kind: ChattFeedCache.Kind, snapshot: ChattSnapshot, generation: UInt64) {
-        let encoded = ChattRowEncoder.encode(snapshot.chatts, includingGeodata: kind == .maps)
+    /// Encodes `snapshot` as `kind` rows. Its chatts carry no sequence numbers, so no row stays in a tail.
+    convenience init(_ kind: ChattFeedCache.Kind, snapshot: ChattSnapshot, generation: UInt64) {
+        var builder = FeedLineageBuilder(kind: kind, keepsTail: false)
+        for chatt in snapshot.chatts { builder.append(SequencedChatt(sequence: 0, chatt: chatt)) }
+        self.init(builder, version: snapshot.version, generation: generation)
+    }
+
+    /// The first version of the lineage `builder` has read.
+    convenience init(_ builder: consuming FeedLineageBuilder, version: ChattsVersion, generation: UInt64) {
+        let (lineage, tip, body) = builder.finish(version: version)
+        let contentHash = lineage.contentHash(of: tip)
+        self.init(
+            lineage: lineage, tip: tip, contentHash: contentHash, version: version, generation: generation,
+            identity: Lazy(ready: FeedRepresentation(body: body, contentHash: contentHash, coding: nil)),
+            gzip: Lazy())
+    }
+
+    private init(
+        lineage: FeedLineage, tip: FeedTip, contentHash: UInt64, version: ChattsVersion, generation: UInt64,
+        identity: Lazy<FeedRepresentation>, gzip: Lazy<FeedRepresentation>
+    ) {
+        self.lineage = lineage
+        self.tip = tip
+        self.contentHash = contentHash
+        self.version = version
         self.generation = generation
-        version = snapshot.version
-        rowBounds = encoded.rowBounds
-        contentHash = ContentHash.hash(encoded.body)
-        identity = FeedRepresentation(body: encoded.body, contentHash: contentHash, coding: nil)
+        identityForm = identity
+        gzipForm = gzip
+    }
+
+    /// A later version of the same lineage; its body and gzip form are made when first asked for.
+    private convenience init(after feed: EncodedFeed, tip: FeedTip, contentHash: UInt64, version: ChattsVersion,
+                             generation: UInt64) {
+        self.init(
+            lineage: feed.lineage, tip: tip, contentHash: contentHash, version: version, generation: generation,
+            identity: Lazy(), gzip: Lazy())
+    }
+
+    /// The same bytes at another generation, sharing whatever was already made for them.
+    func retagged(_ generation: UInt64, version: ChattsVersion? = nil) -> EncodedFeed {
+        EncodedFeed(
+            lineage: lineage, tip: tip, contentHash: contentHash, version: version ?? self.version,
+            generation: generation, identity: identityForm, gzip: gzipForm)
     }
 
     /// The number of rows.
-    public var rowCount: Int { rowBounds.count - 1 }
+    public var rowCount: Int { tip.rowCount }
+
+    /// The body as JSON, with its tag and headers, made (copied from the lineage) by the first caller.
+    public var identity: FeedRepresentation {
+        identityForm.get { FeedRepresentation(body: lineage.body(of: tip), contentHash: contentHash, coding: nil) }
+    }
+
+    /// The body if some caller has made it; never waits.
+    public var identityIfReady: FeedRepresentation? {
+        identityForm.ifReady()
+    }
 
     /// The gzip representation if some caller of `gzipped()` has made it; never waits.
     public var gzippedIfReady: FeedRepresentation? {
-        gzip.ifReady()
+        gzipForm.ifReady()
     }
 
-    /// The gzip representation, compressed by the first caller (the others wait for it). Should zlib fail, gzip
-    /// clients get the identity body: always acceptable.
+    /// The gzip representation, made by the first caller (the others wait for it): of this version, or of a newer
+    /// one of the same lineage when the gzip stream has gone past this one. Should zlib fail, gzip clients get the
+    /// identity body: always acceptable.
     public func gzipped() -> FeedRepresentation {
-        gzip.get {
-            guard let compressed = Gzip.compress(identity.body) else { return identity }
-            return FeedRepresentation(
-                body: compressed, contentHash: contentHash, coding: "gzip", variant: String(Gzip.feedLevel))
+        gzipForm.get {
+            let identity = self.identity
+            guard let (bytes, hash) = lineage.gzip(of: tip, identity: identity.body, contentHash: contentHash) else {
+                return identity
+            }
+            return FeedRepresentation(body: bytes, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
         }
     }
 
-    /// The id → row index, built by the first caller (the others wait for it).
+    /// The id → row index.
     public func rowIndex() -> FeedIndex {
-        index.get { FeedIndex(body: identity.body, rowBounds: rowBounds) }
+        FeedIndex(self)
     }
 
     /// A JSON array of the rows in `range` (within `0..<rowCount`), copied from the body without re-encoding.
     public func rows(_ range: Range<Int>) -> [UInt8] {
         guard !range.isEmpty else { return Array("[]".utf8) }
-        let slice = identity.body[rowBounds[range.lowerBound]..<(rowBounds[range.upperBound] - 1)]
+        // Row i runs from its "[" to just before the "," or "]" that follows it.
+        let start = lineage.rowStart(range.lowerBound, in: tip)
+        let end = lineage.rowStart(range.upperBound, in: tip) - 1
+        let slice = identity.body[start..<end]
         var out: [UInt8] = []
         out.reserveCapacity(slice.count + 2)
         out.append(UInt8(ascii: "["))
         out.append(contentsOf: slice)
         out.append(UInt8(ascii: "]"))
         return out
+    }
+
+    // MARK: - Later versions
+
+    /// The version with the committed `rows` taken in, at `generation`; this one (retagged) when it holds them all
+    /// already; nil when a row cannot be placed without a full read, or a later version exists.
+    func adding(_ rows: [SequencedChatt], generation: UInt64) -> EncodedFeed? {
+        guard let (next, hash) = lineage.adding(rows, to: tip) else { return nil }
+        guard next.serial != tip.serial else { return retagged(generation) }
+        let added = next.rowCount - tip.rowCount
+        let last = rows.map(\.sequence).max() ?? 0
+        let version = ChattsVersion(count: version.count + added, lastSequence: max(version.lastSequence, last))
+        return EncodedFeed(after: self, tip: next, contentHash: hash, version: version, generation: generation)
+    }
+
+    /// The version that `delta` (the store's chatts after this version's settled rows, and its version) shows,
+    /// at `generation`; nil when the two together are not the whole store, or a row cannot be placed.
+    func caughtUp(with delta: ChattDelta, generation: UInt64) -> EncodedFeed? {
+        guard delta.version.count == tip.settledRows + delta.chatts.count,
+            let (next, hash) = lineage.replacingTail(of: tip, with: delta.chatts)
+        else { return nil }
+        guard next.serial != tip.serial else { return retagged(generation, version: delta.version) }
+        return EncodedFeed(after: self, tip: next, contentHash: hash, version: delta.version, generation: generation)
     }
 }

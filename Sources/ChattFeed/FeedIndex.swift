@@ -1,28 +1,28 @@
 import ChattModel
 import JSON
 
-/// Which row of an encoded feed holds each chatt id, found by scanning the body's rows once.
+/// Which row of an encoded feed holds each chatt id. Settled rows are indexed once per lineage, on first demand,
+/// by scanning their bytes; the few tail rows are looked through.
 public struct FeedIndex: Sendable {
-    private let rows: [ChattID: Int]
+    private let feed: EncodedFeed
 
-    /// Indexes `body`, whose rows start at `rowBounds` (see `ChattRowEncoder.encode`). Every row is
-    /// `["name","message","id",...`: the id is the third string, after two strings that may hold escapes.
-    init(body: [UInt8], rowBounds: [Int]) {
-        var rows: [ChattID: Int] = [:]
-        rows.reserveCapacity(rowBounds.count - 1)
-        for row in 0..<(rowBounds.count - 1) {
-            var index = rowBounds[row] + 1  // "["
-            index = Self.endOfString(body, from: index) + 1  // name, then ","
-            index = Self.endOfString(body, from: index) + 1  // message, then ","
-            // The encoder wrote these rows, so the id is there; a row that somehow is not is left out.
-            if let id = ChattID(body, index + 1) { rows[id] = row }
-        }
-        self.rows = rows
+    init(_ feed: EncodedFeed) {
+        self.feed = feed
     }
 
     /// The row of the chatt with `id`, or nil when the feed does not hold it.
     public func row(of id: ChattID) -> Int? {
-        rows[id]
+        feed.lineage.row(of: id, in: feed.tip, identity: feed.identity.body)
+    }
+
+    /// The id of the row whose `[` is at `rowStart` in `body`. Every row is `["name","message","id",...`: the id is
+    /// the third string, after two strings that may hold escapes. The encoder wrote these rows, so the id is
+    /// there; a row that somehow is not gives nil.
+    static func id(in body: [UInt8], rowStart: Int) -> ChattID? {
+        var index = rowStart + 1  // "["
+        index = endOfString(body, from: index) + 1  // name, then ","
+        index = endOfString(body, from: index) + 1  // message, then ","
+        return ChattID(body, index + 1)
     }
 
     /// The offset just past the JSON string whose opening quote is at `start`: a quote ends the string

@@ -14,7 +14,17 @@ final class Lazy<Value: Sendable>: Sendable {
         case ready(Value)
     }
 
-    private let phase = Locked(Phase.empty)
+    private let phase: Locked<Phase>
+
+    /// Nothing made yet.
+    init() {
+        phase = Locked(.empty)
+    }
+
+    /// A value made already (by whoever had it at hand).
+    init(ready value: Value) {
+        phase = Locked(.ready(value))
+    }
 
     /// The value if it has been made; never waits.
     func ifReady() -> Value? {

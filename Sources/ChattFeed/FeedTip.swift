@@ -1,0 +1,52 @@
+import ChattModel
+
+/// Where one version of a feed stands in its `FeedLineage`: how much of the lineage's settled part it shows, and
+/// its tail, the newest rows, encoded for this version alone. Its body is the settled bytes, the tail bytes, `]`.
+struct FeedTip: Sendable {
+    /// Which tip of the lineage this is; every change to the lineage makes a new one.
+    let serial: UInt64
+    /// The settled bytes this version shows, from the opening `[`.
+    let settledLength: Int
+    /// The settled rows this version shows.
+    let settledRows: Int
+    /// The position of the last settled row; nil while no row is settled.
+    let boundary: FeedPosition?
+    /// The newest rows, in feed order.
+    let tail: [SequencedChatt]
+    /// `tail` encoded: each row after a `,`, except a row that is the feed's first.
+    let tailBytes: [UInt8]
+    /// Where each tail row's `[` is in `tailBytes`.
+    let tailRowStarts: [Int]
+
+    /// The rows this version shows.
+    var rowCount: Int { settledRows + tail.count }
+    /// The length of this version's body, with its closing `]`.
+    var length: Int { settledLength + tailBytes.count + 1 }
+
+    /// A tip over `settledRows` settled rows ending at `settledLength`, with `tail` encoded as `kind` rows.
+    init(
+        serial: UInt64, settledLength: Int, settledRows: Int, boundary: FeedPosition?, tail: [SequencedChatt],
+        kind: ChattFeedCache.Kind
+    ) {
+        self.serial = serial
+        self.settledLength = settledLength
+        self.settledRows = settledRows
+        self.boundary = boundary
+        self.tail = tail
+        var bytes: [UInt8] = []
+        var starts: [Int] = []
+        starts.reserveCapacity(tail.count)
+        for (index, row) in tail.enumerated() {
+            if index > 0 || settledRows > 0 { bytes.append(UInt8(ascii: ",")) }
+            starts.append(bytes.count)
+            ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
+        }
+        tailBytes = bytes
+        tailRowStarts = starts
+    }
+
+    /// The tail row holding `id`, counted from the feed's first row.
+    func tailRow(of id: ChattID) -> Int? {
+        tail.firstIndex { ChattID(Substring($0.chatt.id)) == id }.map { settledRows + $0 }
+    }
+}
