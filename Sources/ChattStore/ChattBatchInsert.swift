@@ -7,7 +7,8 @@ import ChattModel
 /// check instead of one per row.
 ///
 /// Each statement returns the rows as stored, in their wire forms, so the feed cache can take them in without
-/// reading them back.
+/// reading them back; and each marks itself as announced by chatterd after it commits (`ChattsChangedNotice`), so
+/// it holds no notify lock through its commit.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.
     static let batchStatement = PreparedStatement(
@@ -16,6 +17,7 @@ enum ChattBatchInsert {
             INSERT INTO chatts (name, message, geodata)
             SELECT name, message, geodata
             FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS batch(name, message, geodata, position)
+            WHERE \(ChattsChangedNotice.announcesInsertCondition)
             ORDER BY position
             RETURNING \(ChattColumns.list)
             """)
@@ -24,7 +26,7 @@ enum ChattBatchInsert {
         name: "chatts_insert_row",
         sql: """
             INSERT INTO chatts (name, message, geodata)
-            SELECT $1::text, $2::text, $3::text
+            SELECT $1::text, $2::text, $3::text WHERE \(ChattsChangedNotice.announcesInsertCondition)
             RETURNING \(ChattColumns.list)
             """)
 

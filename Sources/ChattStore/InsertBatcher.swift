@@ -9,10 +9,17 @@ import Locking
 /// wakes every waiter with its own outcome, and hands the lead to the oldest caller still queued. So a lone post is
 /// written at once, with no timer, and posts arriving while a batch commits go together in the next one; sequence
 /// numbers follow the queue order. Every post of a batch gets the same `ChattBatch` back: the rows as stored.
+///
+/// Once a batch's posts are woken, the leader announces the new rows to other processes (`ChattsChangedNotice`),
+/// on the connection it still holds, while the next leader is already writing: the announcement is on no post's
+/// way to its answer.
 final class InsertBatcher: Sendable {
     /// The most rows written in one statement.
     let maximumBatchSize: Int
     private let pool: PGConnectionPool
+    /// Names this process in announcements, so that its own change listener can tell them from others' (empty: a
+    /// name no listener is told to skip).
+    let origin: String
     private let waitLimit: DispatchTimeInterval
     private let state = Locked(State())
 
@@ -23,9 +30,10 @@ final class InsertBatcher: Sendable {
     }
 
     /// Creates a batcher writing through `pool`; a caller still queued after the pool's acquire timeout gives up.
-    init(pool: PGConnectionPool, maximumBatchSize: Int = 500) {
+    init(pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500) {
         precondition(maximumBatchSize > 0, "a batch holds at least one row")
         self.pool = pool
+        self.origin = origin
         self.maximumBatchSize = maximumBatchSize
         waitLimit = pool.acquireTimeout
     }
@@ -74,7 +82,7 @@ final class InsertBatcher: Sendable {
         return state.withLock { _ in waiter.stage }
     }
 
-    /// Writes one batch as leader, then passes the lead on.
+    /// Writes one batch as leader, passes the lead on, then announces what it stored.
     private func lead() {
         var batch: [Waiter] = []
         do {
@@ -84,6 +92,7 @@ final class InsertBatcher: Sendable {
                 let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
                 let stored = ChattBatch(rows.compactMap { try? $0.get() })
                 finish(batch, with: rows.map { row in row.map { _ in stored } })
+                if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
             }
         } catch {
             // Only borrowing throws. No connection: everyone queued would wait for the same pool, so they all get

@@ -5,10 +5,14 @@ public final class PostgresChattRepository: ChattRepository {
     private let pool: PGConnectionPool
     private let batcher: InsertBatcher
 
+    /// Names this repository's process in its announcements of new chatts (`ChattsChangedNotice`); give it to the
+    /// change listener of the same process, which has taken those chatts in already.
+    public var origin: String { batcher.origin }
+
     /// Creates a repository that borrows connections from `pool`.
     public init(pool: PGConnectionPool) {
         self.pool = pool
-        batcher = InsertBatcher(pool: pool)
+        batcher = InsertBatcher(pool: pool, origin: String(UInt64.random(in: 0...UInt64.max), radix: 16))
     }
 
     /// Inserts one chatt; returns only once the server reports it committed, with the rows committed with it.

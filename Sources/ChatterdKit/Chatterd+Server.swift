@@ -6,16 +6,8 @@ import HTTPServer
 import Logging
 
 extension Chatterd {
-    /// The server with chatterd's routes, metrics and logging; exits if the certificate or key is unusable.
-    static func makeServer(
-        _ options: ServeOptions, pool: PGConnectionPool, feedCache: ChattFeedCache, logger: Logger
-    ) -> Server {
-        makeServer(
-            options, repository: PostgresChattRepository(pool: pool), poolStats: { pool.stats },
-            feedCache: feedCache, logger: logger)
-    }
-
-    /// The same over any repository (tests use one in memory); `poolStats` feeds the pool gauges of `/metrics`.
+    /// The server with chatterd's routes, metrics and logging over `repository` (tests use one in memory); exits if
+    /// the certificate or key is unusable. `poolStats` feeds the pool gauges of `/metrics`.
     static func makeServer(
         _ options: ServeOptions, repository: any ChattRepository,
         poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, feedCache: ChattFeedCache = ChattFeedCache(),

@@ -7,7 +7,7 @@ extension DatabaseTests {
     @Suite struct MigratorTests {
         let directory = TestDatabase.migrationsDirectory
         /// Every migration in migrations/, in order.
-        let allVersions = ["0001", "0002", "0003"]
+        let allVersions = ["0001", "0002", "0003", "0004"]
 
         @Test func migrationsApplyAndAreRecorded() throws {
             try TestDatabase.with(migrated: false) { database throws in

@@ -1,0 +1,119 @@
+import ChattModel
+@testable import ChattStore
+import Foundation
+import Locking
+import Testing
+
+/// What a `chatts_changed` payload says.
+@Suite struct ChattChangePayloadTests {
+    @Test(arguments: [
+        ("insert", ChattChange.added(origin: nil)), ("insert 3fa9", .added(origin: "3fa9")), ("", .changed),
+        ("insert a b", .changed), ("inserted", .changed), ("delete", .changed), (" insert", .changed),
+    ])
+    func payloadsNameTheirChange(_ payload: String, _ change: ChattChange) {
+        #expect(ChattChange(payload: payload) == change)
+        #expect(ChattChange(payload: ChattsChangedNotice.payload(origin: "f00")) == .added(origin: "f00"))
+    }
+}
+
+extension DatabaseTests {
+    /// chatterd's inserts are announced after they commit, not by the trigger inside their transaction.
+    @Suite struct AnnouncementTests {
+        /// The changes a listener reported, in order, and the store versions its checks read.
+        final class Heard: Sendable {
+            private let changes = Locked<[ChattChange]>([])
+            private let versions = Locked<[ChattsVersion]>([])
+            private let lost = Locked(0)
+
+            var all: [ChattChange] { changes.withLock { $0 } }
+            var storeVersions: [ChattsVersion] { versions.withLock { $0 } }
+            var timesLost: Int { lost.withLock { $0 } }
+
+            func listener(_ database: TestDatabase, origin: String?) -> ChattChangeListener {
+                ChattChangeListener(
+                    conninfo: database.conninfo(), origin: origin, healthCheckInterval: .milliseconds(100),
+                    onChange: { change in self.changes.withLock { $0.append(change) } },
+                    onStoreVersion: { version in self.versions.withLock { $0.append(version) } },
+                    onListening: { listening in if !listening { self.lost.withLock { $0 += 1 } } })
+            }
+        }
+
+        /// Sends a marker after whatever was committed before: notifications arrive in commit order, so once the
+        /// marker is heard, everything before it has been.
+        static let markerSQL = "SELECT pg_notify('chatts_changed', 'marker')"
+
+        @Test func aBatchIsAnnouncedOnceWithItsOriginAndNotByTheTrigger() throws {
+            try TestDatabase.with { database throws in
+                let pool = database.pool(size: 2)
+                defer { pool.close() }
+                let batcher = InsertBatcher(pool: pool, origin: "f00d")
+                let heard = Heard()
+                let listener = heard.listener(database, origin: nil)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { !heard.storeVersions.isEmpty })
+                _ = try batcher.store(NewChatt(name: "n", message: "m"))
+                _ = try database.column(Self.markerSQL)
+                #expect(waitUntil { heard.all.count == 2 })
+                #expect(heard.all == [.added(origin: "f00d"), .changed])
+            }
+        }
+
+        @Test func aListenerLeavesOutItsOwnProcessesAnnouncementsButNotOthers() throws {
+            try TestDatabase.with { database throws in
+                let pool = database.pool(size: 2)
+                defer { pool.close() }
+                let heard = Heard()
+                let listener = heard.listener(database, origin: "mine")
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { !heard.storeVersions.isEmpty })
+                _ = try InsertBatcher(pool: pool, origin: "mine").store(NewChatt(name: "n", message: "own"))
+                _ = try InsertBatcher(pool: pool, origin: "theirs").store(NewChatt(name: "n", message: "other"))
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'p')")
+                _ = try database.column("DELETE FROM chatts WHERE name = 'psql'")
+                _ = try database.column(Self.markerSQL)
+                #expect(waitUntil { heard.all.count == 4 })
+                #expect(heard.all == [.added(origin: "theirs"), .added(origin: nil), .changed, .changed])
+            }
+        }
+
+        @Test func theChecksReportTheStoreVersionSoAnUnannouncedInsertIsSeen() throws {
+            try TestDatabase.with { database throws in
+                let heard = Heard()
+                let listener = heard.listener(database, origin: nil)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { heard.storeVersions.last?.count == 0 })
+                // Marked as chatterd's and never announced: as when its process died right after the commit.
+                _ = try database.column("""
+                    INSERT INTO chatts (name, message) SELECT 'n', 'm' WHERE \(ChattsChangedNotice.announcesInsertCondition)
+                    """)
+                #expect(waitUntil { heard.storeVersions.last?.count == 1 })
+                _ = try database.column(Self.markerSQL)
+                #expect(waitUntil { heard.all == [.changed] }, "the insert itself notified nothing")
+            }
+        }
+
+        @Test func aTableLockSkipsTheCheckInsteadOfStallingTheListener() throws {
+            try TestDatabase.with { database throws in
+                let heard = Heard()
+                let listener = heard.listener(database, origin: nil)
+                listener.start()
+                defer { listener.stop() }
+                try #require(waitUntil { !heard.storeVersions.isEmpty })
+                let locker = try ConnectionHolder.lockingChatts(in: database)
+                defer { locker.release() }
+                let checked = heard.storeVersions.count
+                // Notifications still come through while the count waits out its lock timeout, check after check.
+                for round in 0..<3 {
+                    _ = try database.column(Self.markerSQL)
+                    #expect(waitUntil { heard.all.count == round + 1 })
+                }
+                #expect(heard.timesLost == 0)
+                locker.release()
+                #expect(waitUntil { heard.storeVersions.count > checked })
+            }
+        }
+    }
+}
