@@ -10,9 +10,10 @@ import Locking
 /// written at once, with no timer, and posts arriving while a batch commits go together in the next one; sequence
 /// numbers follow the queue order. Every post of a batch gets the same `ChattBatch` back: the rows as stored.
 ///
-/// Once a batch's posts are woken, the leader announces the new rows to other processes (`ChattsChangedNotice`),
-/// on the connection it still holds, while the next leader is already writing: the announcement is on no post's
-/// way to its answer.
+/// Before it wakes a batch's posts, the leader announces the new rows to other processes (`ChattsChangedNotice`),
+/// on the connection it still holds, so that another process can have heard of a chatt by the time its post is
+/// answered, as when the trigger announced it inside the insert. The next leader is already writing meanwhile,
+/// and the announcement waits for no WAL flush: it costs each post one round trip, and no batch another's flush.
 final class InsertBatcher: Sendable {
     /// The most rows written in one statement.
     let maximumBatchSize: Int
@@ -82,7 +83,7 @@ final class InsertBatcher: Sendable {
         return state.withLock { _ in waiter.stage }
     }
 
-    /// Writes one batch as leader, passes the lead on, then announces what it stored.
+    /// Writes one batch as leader, passes the lead on, announces what it stored, and answers the batch's posts.
     private func lead() {
         var batch: [Waiter] = []
         do {
@@ -91,8 +92,9 @@ final class InsertBatcher: Sendable {
                 batch = takeBatch()
                 let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
                 let stored = ChattBatch(rows.compactMap { try? $0.get() })
-                finish(batch, with: rows.map { row in row.map { _ in stored } })
-                if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
+                finish(batch, with: rows.map { row in row.map { _ in stored } }) {
+                    if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
+                }
             }
         } catch {
             // Only borrowing throws. No connection: everyone queued would wait for the same pool, so they all get
@@ -116,8 +118,11 @@ final class InsertBatcher: Sendable {
         }
     }
 
-    /// Records each outcome and passes the lead to the oldest queued caller, if any, then wakes everyone.
-    private func finish(_ batch: [Waiter], with outcomes: [Result<ChattBatch, StoreError>]) {
+    /// Records each outcome and passes the lead to the oldest queued caller, if any, then runs `beforeWaking` and
+    /// wakes the batch's callers.
+    private func finish(
+        _ batch: [Waiter], with outcomes: [Result<ChattBatch, StoreError>], beforeWaking: () -> Void = {}
+    ) {
         let successor = state.withLock { state -> Waiter? in
             for (waiter, outcome) in zip(batch, outcomes) { waiter.stage = .done(outcome) }
             guard let next = state.queue.first else {
@@ -129,6 +134,7 @@ final class InsertBatcher: Sendable {
         }
         // The successor first: its batch goes out while the others are still being woken.
         successor?.wakeUp.signal()
+        beforeWaking()
         for waiter in batch { waiter.wakeUp.signal() }
     }
 }
