@@ -52,6 +52,12 @@ public enum Chatterd {
         // linger in them. Two arenas (one per core) nearly halve peak memory under load, for the cost of some lock
         // contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
+        // A feed's body and gzip form are made anew for each version read. Left to itself glibc raises its mmap
+        // threshold past their size after the first is freed, and then serves them from an arena that keeps the
+        // freed ones resident, several feeds' worth. Fixed at 4 MiB (above any other buffer chatterd makes), big
+        // buffers are mapped and unmapped, and RSS holds the feed about once (measured: bench/RESULTS.md,
+        // "mmap threshold").
+        mallopt(M_MMAP_THRESHOLD, 4 << 20)
         let logger = makeLogger(options.log)
         let pool = PGConnectionPool(
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
