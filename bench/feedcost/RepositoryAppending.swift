@@ -1,0 +1,48 @@
+// The in-memory store for revisions whose posts hand the feed cache their rows (ChattBatch): see cost.sh.
+import ChattFeed
+import ChattModel
+import Locking
+
+final class BenchRepository: ChattRepository {
+    private let rows = Locked<[SequencedChatt]>([])
+
+    init(rows count: Int) {
+        rows.withLock { $0 = (0..<count).map { SequencedChatt(sequence: Int64($0 + 1), chatt: makeRow($0)) } }
+    }
+
+    func addBatch(_ count: Int) -> ChattBatch {
+        rows.withLock { rows in
+            let added = (rows.count..<(rows.count + count)).map { SequencedChatt(sequence: Int64($0 + 1), chatt: makeRow($0)) }
+            rows += added
+            return ChattBatch(added)
+        }
+    }
+
+    func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch { fatalError("posts go through addBatch") }
+
+    func snapshot() throws(RepositoryError) -> ChattSnapshot {
+        let all = rows.withLock { $0 }
+        return ChattSnapshot(chatts: all.map(\.chatt), version: ChattsVersion(count: all.count, lastSequence: Int64(all.count)))
+    }
+
+    func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion {
+        let all = rows.withLock { $0 }
+        all.forEach(row)
+        return ChattsVersion(count: all.count, lastSequence: Int64(all.count))
+    }
+
+    func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta { fatalError("not caught up") }
+
+    func version() throws(RepositoryError) -> ChattsVersion {
+        let count = rows.withLock { $0.count }
+        return ChattsVersion(count: count, lastSequence: Int64(count))
+    }
+
+    func ping() throws(RepositoryError) {}
+}
+
+/// As a post does: the batch's rows are taken in before the 200; then the next read.
+func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch: Int) -> EncodedFeed {
+    cache.append(repository.addBatch(batch))
+    return try! cache.feed(.maps, from: repository)
+}
