@@ -2,7 +2,7 @@ import ChattFeed
 import ChattModel
 import HTTPCore
 
-/// The handlers behind each route. Repository calls block the calling thread.
+/// The handlers behind each route. Repository calls block the calling thread, but for posts.
 struct ChattEndpoints: Sendable {
     /// Where chatts are stored and read.
     let repository: any ChattRepository
@@ -24,25 +24,30 @@ struct ChattEndpoints: Sendable {
         .json(.ok, rootBody)
     }
 
-    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Blocks.
-    func post(_ body: [UInt8], acceptingGeodata: Bool) -> HTTPResponse {
+    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Validation is ready
+    /// at once; the store writes the chatt on a thread of its own, so a post holds no handler thread.
+    func planPost(_ body: [UInt8], acceptingGeodata: Bool) -> ResponsePlan {
         let chatt: NewChatt
         do {
             chatt = try ChattValidator.validate(body, acceptingGeodata: acceptingGeodata)
         } catch {
-            return error.response
+            return .ready(error.response)
         }
-        let batch: ChattBatch
-        do {
-            batch = try repository.add(chatt)
-        } catch {
-            // The chatt may be stored even so (a lost connection leaves the outcome unknown); if so, it was added.
-            cache.chattsAdded()
-            return APIError(error).response
+        return .deferred { [cache, repository] respond in
+            repository.add(chatt) { outcome in
+                switch outcome {
+                case .success(let batch):
+                    // Before the 200: a client that reads after its post must see it (read-your-writes).
+                    cache.append(batch)
+                    respond(.json(.ok, Self.emptyObject))
+                case .failure(let error):
+                    // The chatt may be stored even so (a lost connection leaves the outcome unknown); if so, it
+                    // was added.
+                    cache.chattsAdded()
+                    respond(APIError(error).response)
+                }
+            }
         }
-        // Before the 200: a client that reads after its post must see it (read-your-writes).
-        cache.append(batch)
-        return .json(.ok, Self.emptyObject)
     }
 
     /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows): ready at once from a current feed

@@ -25,8 +25,9 @@ public struct ChattRouter: Sendable {
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or
     /// query alone, and feeds served from a current cache are ready at once, so they stay fast even while every
-    /// handler thread waits on a slow database; the rest is work that may block. HEAD is answered as GET (the
-    /// server leaves out the body). Every response names its route.
+    /// handler thread waits on a slow database; valid posts are deferred to the store, which writes them without
+    /// a handler thread, and the rest is work that may block. HEAD is answered as GET (the server leaves out the
+    /// body). Every response names its route.
     public func plan(for request: HTTPRequest) -> ResponsePlan {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {
             return .ready(APIError.notFound.response)
@@ -46,7 +47,7 @@ public struct ChattRouter: Sendable {
                 return .ready(PostRateLimiter.refusal(waiting: wait).routed(route.rawValue))
             }
             let acceptingGeodata = route == .postMaps
-            return .blocking { endpoints.post(request.body, acceptingGeodata: acceptingGeodata).routed(route.rawValue) }
+            return endpoints.planPost(request.body, acceptingGeodata: acceptingGeodata).routed(route.rawValue)
         case .readyz: return .blocking { endpoints.readyz().routed(route.rawValue) }
         }
     }
@@ -58,6 +59,7 @@ extension ResponsePlan {
         switch self {
         case .ready(let response): .ready(response.routed(route))
         case .blocking(let work): .blocking { work().routed(route) }
+        case .deferred(let start): .deferred { respond in start { respond($0.routed(route)) } }
         }
     }
 }

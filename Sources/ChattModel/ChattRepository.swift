@@ -1,9 +1,13 @@
 import JSON
 
-/// Where chatts are kept. Calls block the calling thread; the server runs them off its I/O queues.
+/// Where chatts are kept. Calls block the calling thread (but for the `add` with a completion); the server runs
+/// them off its I/O queues.
 public protocol ChattRepository: Sendable {
     /// Stores `chatt`; returns only after it is committed, with every chatt committed together with it.
     @discardableResult func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch
+    /// Stores `chatt` as `add(_:)` does without blocking the caller: `completion` runs once the outcome is known,
+    /// on a thread of the repository's choosing (the caller's, when it knows at once).
+    func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void)
     /// Every chatt, oldest first in posting order, with the version of the store they were read at.
     func snapshot() throws(RepositoryError) -> ChattSnapshot
     /// Calls `row` with every chatt, oldest first in posting order, as they are read (nothing is kept for the

@@ -85,7 +85,9 @@ public final class PGConnectionPool: Sendable {
         state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiting) }
     }
 
-    private func checkOut() throws(StoreError) -> PGConnection {
+    /// Lends a connection until `checkIn`, for a caller that hands it on to another thread (`InsertBatcher`).
+    /// - Throws: as `withConnection`, before calling its body.
+    func checkOut() throws(StoreError) -> PGConnection {
         guard !state.withLock({ $0.isClosed }) else { throw StoreError(.poolClosed) }
         guard permits.wait(timeout: .now()) == .success || waitForPermit() else {
             throw StoreError(.poolTimeout)
@@ -139,7 +141,8 @@ public final class PGConnectionPool: Sendable {
         }
     }
 
-    private func checkIn(_ connection: PGConnection) {
+    /// Takes back a connection from `checkOut`.
+    func checkIn(_ connection: PGConnection) {
         // A broken connection, or one left inside a transaction, is dropped rather than lent again.
         let reusable = connection.isReusable
         state.withLock { state in

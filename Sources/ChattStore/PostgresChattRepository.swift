@@ -30,6 +30,13 @@ public final class PostgresChattRepository: ChattRepository {
         }
     }
 
+    /// Inserts one chatt as `add(_:)` does, without blocking: `completion` runs on the batcher's thread.
+    public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void) {
+        batcher.store(chatt) { outcome in
+            completion(outcome.mapError { $0.repositoryError(during: "add") })
+        }
+    }
+
     // Oldest first: by time, then seq for the same microsecond (migrations/0002 explains why not seq alone); the
     // chatts_time_seq_idx index serves this order.
     static let selectAllSQL = "SELECT \(ChattColumns.list) FROM chatts ORDER BY time, seq"

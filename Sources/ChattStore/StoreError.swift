@@ -18,6 +18,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible, C
         case poolTimeout
         /// The pool was closed.
         case poolClosed
+        /// Too many inserts were already waiting for a batch.
+        case queueFull
         /// The server answered a statement with an error.
         case queryFailed
         /// A parameter cannot be sent as text (it contains NUL).
@@ -59,6 +61,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible, C
         case .backingOff: "database unavailable (waiting before reconnecting)"
         case .poolTimeout: "no database connection free"
         case .poolClosed: "database pool closed"
+        case .queueFull: "too many inserts waiting"
         case .queryFailed: "database query failed"
         case .invalidParameter: "value cannot be stored"
         case .decodingFailed(let column): "unexpected database value in column \(column)"

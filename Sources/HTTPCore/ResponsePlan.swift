@@ -4,4 +4,7 @@ public enum ResponsePlan: Sendable {
     case ready(HTTPResponse)
     /// Work that may block (on the database): the server runs it on a handler thread, never on an I/O queue.
     case blocking(@Sendable () -> HTTPResponse)
+    /// Work started from the I/O queue that blocks nobody (a post the store writes on its own thread): it is
+    /// given a function to call, once and from any thread, with the response.
+    case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
 }

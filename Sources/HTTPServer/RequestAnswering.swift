@@ -7,7 +7,8 @@ extension ConnectionEnvironment {
         .serviceUnavailable, "server busy", headers: HTTPHeaders([("Retry-After", "1")]))
 
     /// Plans `request` and gives its response to `deliver` on `queue` (which the caller is on): at once when the
-    /// plan is ready, else after a handler thread ran the blocking work, or `busy` when no thread took it in time.
+    /// plan is ready, else after a handler thread ran the blocking work (`busy` when no thread took it in time), or
+    /// when deferred work responds.
     func answer(
         _ request: HTTPRequest, on queue: DispatchQueue, _ deliver: @escaping @Sendable (HTTPResponse) -> Void
     ) {
@@ -22,6 +23,8 @@ extension ConnectionEnvironment {
                 },
                 expire: { queue.async { deliver(Self.busy) } })
             if !accepted { deliver(Self.busy) }
+        case .deferred(let start):
+            start { response in queue.async { deliver(response) } }
         }
     }
 

@@ -1,12 +1,24 @@
 import ChattAPI
+import Dispatch
 import HTTPCore
+import Locking
 
 extension ChattRouter {
-    /// The response to `request`, with any blocking work run on the calling thread, as a handler thread runs it.
+    /// The response to `request`, with any blocking work run on the calling thread, as a handler thread runs it,
+    /// and deferred work waited for.
     func respond(to request: HTTPRequest) -> HTTPResponse {
         switch plan(for: request) {
-        case .ready(let response): response
-        case .blocking(let work): work()
+        case .ready(let response): return response
+        case .blocking(let work): return work()
+        case .deferred(let start):
+            let response = Locked<HTTPResponse?>(nil)
+            let responded = DispatchSemaphore(value: 0)
+            start { answer in
+                response.withLock { $0 = answer }
+                responded.signal()
+            }
+            responded.wait()
+            return response.withLock { $0! }
         }
     }
 

@@ -163,11 +163,25 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test func postsReadinessAndUncachedFeedsWaitForAHandlerThread() {
-        for (method, path) in [(HTTPMethod.POST, "/postmaps"), (.GET, "/getmaps/"), (.HEAD, "/getchatts"),
-                               (.POST, "/postchatt/"), (.GET, "/readyz")] {
-            #expect(router.respondImmediately(to: request(method, path)) == nil, "\(method) \(path)")
+    @Test func readinessAndUncachedFeedsWaitForAHandlerThread() {
+        for (method, path) in [(HTTPMethod.GET, "/getmaps/"), (.HEAD, "/getchatts"), (.GET, "/readyz")] {
+            guard case .blocking = router.plan(for: request(method, path)) else {
+                Issue.record("\(method) \(path) is not blocking work")
+                continue
+            }
         }
+    }
+
+    @Test func validPostsAreDeferredToTheStoreAndInvalidOnesAnsweredAtOnce() {
+        for path in ["/postmaps", "/postchatt/"] {
+            guard case .deferred = router.plan(for: request(.POST, path, body: iOSBody)) else {
+                Issue.record("a valid post to \(path) is not deferred")
+                continue
+            }
+            let invalid = router.respondImmediately(to: request(.POST, path, body: "{"))
+            #expect(invalid?.status.code == 422, "\(path)")
+        }
+        #expect(repository.chatts.isEmpty, "planning a post stores nothing until it starts")
     }
 
     @Test func emptyStoreListsAsEmptyArrays() {

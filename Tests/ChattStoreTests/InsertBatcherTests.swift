@@ -133,6 +133,36 @@ extension DatabaseTests {
             }
         }
 
+        @Test func storingReturnsAtOnceAndAFullQueueRefusesWithoutWaiting() throws {
+            try TestDatabase.with { database throws in
+                let pool = database.pool(size: 1, acquireTimeout: .seconds(5))
+                defer { pool.close() }
+                let batcher = InsertBatcher(pool: pool, maximumQueued: 2)
+                let holder = ConnectionHolder(pool)
+                defer { holder.release() }
+                try #require(holder.waitUntilHeld())
+                let outcomes = Locked<[String: Result<ChattBatch, StoreError>]>([:])
+                let answered = DispatchGroup()
+                for message in ["0", "1", "2"] {
+                    answered.enter()
+                    batcher.store(NewChatt(name: "n", message: message)) { outcome in
+                        outcomes.withLock { $0[message] = outcome }
+                        answered.leave()
+                    }
+                }
+                // The third was refused before `store` returned; the first two wait for the held connection.
+                #expect(outcomes.withLock { $0.keys.sorted() } == ["2"])
+                #expect(outcomes.withLock { $0["2"]?.failure?.code } == .queueFull)
+                #expect(outcomes.withLock { $0["2"]?.failure?.repositoryError.kind } == .unavailable)
+                #expect(batcher.queuedCount == 2)
+                holder.release()
+                answered.wait()
+                let stored = outcomes.withLock { $0["0"].flatMap { try? $0.get() } }
+                #expect(stored?.chatts.map(\.chatt.message) == ["0", "1"], "one batch, in queue order")
+                #expect(try database.column("SELECT message FROM chatts ORDER BY seq") == ["0", "1"])
+            }
+        }
+
         /// Queues `chatts` one after another while the pool's only connection is held, so they form one batch;
         /// releases it, runs `whileWriting`, and returns each insert's outcome.
         private func insertWhileHeld(

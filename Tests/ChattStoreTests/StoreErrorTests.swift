@@ -34,6 +34,7 @@ import Testing
         (.backingOff, .unavailable),
         (.poolTimeout, .unavailable),
         (.poolClosed, .unavailable),
+        (.queueFull, .unavailable),
         (.invalidParameter, .rejected),
         (.invalidConninfo, .failed),
         (.decodingFailed(column: "id"), .failed),

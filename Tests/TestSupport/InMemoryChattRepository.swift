@@ -47,6 +47,11 @@ public final class InMemoryChattRepository: ChattRepository {
         }
     }
 
+    /// Stores `chatt` at once, on the caller's thread, and then calls `completion`.
+    public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void) {
+        completion(Result { () throws(RepositoryError) in try add(chatt) })
+    }
+
     /// Stores `chatt` as committed at `timestamp` with the next sequence number, in its place in feed order, as
     /// another writer's transaction would that began earlier and committed later; no batch is returned to
     /// anyone, as for a chatt another process stored.
