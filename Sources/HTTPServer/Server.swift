@@ -64,7 +64,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     public func start() throws -> UInt16 {
         let listener = try ListeningSocket(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog,
-            reusePort: configuration.reusePort)
+            reusePort: configuration.reusePort, maxUnsentBytes: configuration.maxUnsentBytesPerConnection)
         let acceptor = Acceptor(
             listener: listener, queue: controlQueue, logger: logger,
             hasRoom: { [unowned self] in self.openConnectionCount < self.configuration.maxConnections },

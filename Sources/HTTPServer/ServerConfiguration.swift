@@ -21,6 +21,12 @@ public struct ServerConfiguration: Sendable {
     /// Serial I/O queues; connections are spread across them round-robin.
     public var ioQueueCount: Int = 2
     public var listenBacklog: Int32 = 1024
+    /// Output the kernel may hold unsent for one connection (TCP_NOTSENT_LOWAT); past it a write blocks. Without
+    /// it Linux grows a socket's send buffer to megabytes (on loopback it took three whole /getmaps, 500 KB, for a
+    /// reader taking 6 bytes a second), so a slow reader's connection looked idle, never blocked, and the rate
+    /// floor and send deadline never saw it. Bytes sent and awaiting acknowledgement are not counted, so this
+    /// does not limit throughput on a long fat link.
+    public var maxUnsentBytesPerConnection = 64 * 1024
     /// Sets SO_REUSEPORT, so several processes (each with this set) can listen on the same port.
     public var reusePort = false
     /// HTTP/2's own limits; the request limits above apply to each HTTP/2 stream too.
