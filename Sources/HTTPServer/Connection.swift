@@ -150,7 +150,7 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
                 return
             }
         }
-        driver?.outputDrained(at: .now)
+        driver?.outputDrained(written: written, at: .now)
     }
 
     func arm(_ deadline: Instant) {

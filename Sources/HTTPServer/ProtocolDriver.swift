@@ -32,7 +32,8 @@ protocol ProtocolDriver: AnyObject {
     func start()
     func received(_ bytes: UnsafeRawBufferPointer, at now: Instant)
     func peerClosed(at now: Instant)
-    func outputDrained(at now: Instant)
+    /// Everything queued is written, the last `written` bytes of it since the last report.
+    func outputDrained(written: Int, at now: Instant)
     /// A write could not finish (the socket is full) after `written` bytes went out.
     func writeBlocked(written: Int, at now: Instant)
     func timerFired(at now: Instant)

@@ -92,8 +92,8 @@ public struct ConnectionTimeouts: Sendable {
     public var keepAliveIdleSeconds: Double = 60
     /// How long unread input is drained after an error response before closing (RFC 9112 §9.6).
     public var lingerSeconds: Double = 5
-    /// The slowest a request (head or body) may arrive, and a response leave once the socket is full, in
-    /// bytes per second averaged over `rateWindowSeconds`; 0 turns the floor off. A client that sends or reads
+    /// The slowest an HTTP/1.1 request (head or body) may arrive, and a response (an HTTP/2 connection's output)
+    /// leave once the socket is full, in bytes per second averaged over `rateWindowSeconds`; 0 turns the floor off. A client that sends or reads
     /// a few bytes now and then (slowloris, slow body, slow read) is cut off after a window instead of holding
     /// its connection for as long as each trickle keeps the idle timeouts away. A head that arrives whole at
     /// once, as every real client's does, is never measured.

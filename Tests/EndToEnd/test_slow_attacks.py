@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from h2wire import H2Conn, SettingCodes
 from pgsupport import psql, with_database
 from wire import Conn, build_request
 
@@ -250,6 +251,27 @@ def test_measure_without_the_floor(slowhttptest, start_server, feed_url, mode, c
     figures, failed, _ = attack(slowhttptest, start_server, feed_url, mode, config)
     if CONFIGS[config][1]:
         check_available(figures, failed)
+
+
+def test_an_http2_client_that_reads_slower_than_the_floor_is_closed(start_server, feed_url):
+    """slowhttptest speaks only HTTP/1.1: the same slow read over h2c, its flow-control windows wide open so that
+    only the socket holds the server back. The send idle deadline is far off, so the floor is what closes it."""
+    server = start_server("--send-timeout", "120", url=feed_url)
+    assert server.get("/getmaps", timeout=30).status == 200
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect, so the window stays small
+    sock.settimeout(10)
+    sock.connect((server.host, server.port))
+    with H2Conn(sock, tls=False, settings={SettingCodes.INITIAL_WINDOW_SIZE: 2**31 - 1}) as conn:
+        conn.grant(2**30)
+        for _ in range(8):  # about 1.3 MB of /getmaps, and nothing of it read
+            conn.send_headers([(":method", "GET"), (":scheme", "http"), (":authority", "localhost"),
+                               (":path", "/getmaps")])
+        started = time.monotonic()
+        assert wait_for_open(server, lambda n: n >= 2, 5), "the h2 connection is open"
+        assert wait_for_open(server, lambda n: n <= 1, 20), "a reader taking nothing kept its connection"
+        elapsed = time.monotonic() - started
+    print(f"h2c reader taking nothing closed after {elapsed:.1f} s")
 
 
 def wait_for_open(server, predicate, timeout: float) -> bool:
