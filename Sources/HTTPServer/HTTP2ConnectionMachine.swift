@@ -216,6 +216,20 @@ final class HTTP2ConnectionMachine {
         return actions + updatedDeadline()
     }
 
+    /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`):
+    /// never while a request is with the handler; measured while its output is blocked; else only when idle.
+    func standing(at now: Instant) -> ConnectionStanding? {
+        guard phase != .closed, handling.isEmpty else { return nil }
+        if let window = rateWindow {
+            return .measured(bytes: window.bytes, since: window.startedAt, at: now, timeouts: timeouts)
+        }
+        switch phase {
+        case .awaitingPreface: return .idle(since: startedAt, at: now, timeouts: timeouts)
+        case .lingering: return .lingering(since: lingeringSince)
+        default: return idleSince.flatMap { .idle(since: $0, at: now, timeouts: timeouts) }
+        }
+    }
+
     /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
     /// closes (RFC 9113 §6.8).
     func drain() -> [Action] {

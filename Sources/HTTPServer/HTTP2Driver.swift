@@ -84,6 +84,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         pump()
     }
 
+    func standing(at now: Instant) -> ConnectionStanding? { closed ? nil : machine.standing(at: now) }
+
     /// Pulls frames from the session while there is room in the connection's output, and writes them; when
     /// everything is written and nothing more comes, tells the machine.
     private func pump() {

@@ -44,6 +44,15 @@ final class ListeningSocket {
         self.maxUnsentBytes = Int32(clamping: maxUnsentBytes)
     }
 
+    /// Connections waiting in the backlog to be accepted (0 if the kernel will not say).
+    var waitingConnections: Int {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return 0 }
+        // For a listening socket Linux reports the accept queue's length in this field.
+        return Int(info.tcpi_unacked)
+    }
+
     private static func boundPort(_ fd: Int32) -> UInt16? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -39,4 +39,6 @@ protocol ProtocolDriver: AnyObject {
     func timerFired(at now: Instant)
     /// The server is shutting down.
     func drain(at now: Instant)
+    /// Whether the connection may be shed at the connection cap, and how it stands.
+    func standing(at now: Instant) -> ConnectionStanding?
 }

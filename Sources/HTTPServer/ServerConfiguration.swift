@@ -100,6 +100,9 @@ public struct ConnectionTimeouts: Sendable {
     public var minimumBytesPerSecond: Double = 500
     /// The window the rate floor is measured over.
     public var rateWindowSeconds: Double = 5
+    /// How long a connection must have been idle, or slower than the floor, before it may be closed at the
+    /// connection cap to let a waiting client in (see `ConnectionStanding`).
+    public var sheddableAfterSeconds: Double = 1
 
     /// The bytes a window must carry to meet the floor; nil when the floor is off.
     var minimumBytesPerWindow: Double? {

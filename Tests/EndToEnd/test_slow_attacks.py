@@ -2,8 +2,10 @@
 and slow body (-B), each from 127.0.0.1 with 1000 connections, twice the default cap of 512, while other clients
 (from 127.0.0.2) open a new connection every PROBE_EVERY seconds and time each request. Service must stay
 available: every probe answered 200, none slower than SLOWEST_PROBE_SECONDS. With the defaults this rests on the
-rate floor (--min-transfer-rate), which frees the attacker's slots within a window; with --max-connections-per-ip
-the attacker never fills the cap. A control run without the floor shows the attack does deny service.
+rate floor (--min-transfer-rate), which frees the attacker's slots within a window, and on shedding at the cap
+(an idle connection, or one slower than the floor, gives its slot to a waiting client); with
+--max-connections-per-ip the attacker never fills the cap. A control run without the floor shows the attack
+does deny service.
 
 Each run prints its figures; with CHATTERD_SLOW_ATTACK_FIGURES=FILE they are also appended to FILE as JSON lines,
 and CHATTERD_SLOW_ATTACK_ALL=1 adds the runs without the floor that only measure (bench/RESULTS.md)."""
@@ -147,22 +149,25 @@ class Figures:
     max: float
     peak_open: int
     refused: int
+    shed: int
     attacker: str
 
     def line(self) -> str:
         return (f"{self.mode:9s} {self.config:15s} probes {self.probes:3d}  failed {self.failures:3d}  "
                 f"p50 {self.p50:.3f} s  p99 {self.p99:.3f} s  max {self.max:.3f} s  "
-                f"peak open {self.peak_open}  refused {self.refused}  ({self.attacker})")
+                f"peak open {self.peak_open}  refused {self.refused}  shed {self.shed}  ({self.attacker})")
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))] if sorted_values else float("nan")
 
 
-def refused_total(server) -> int:
+def counters(server) -> tuple[int, int]:
+    """Connections refused at the per-address limit, and shed at the cap, so far."""
     text = server.get("/metrics").body.decode()
-    match = re.search(r'^chatterd_connections_refused_total\{reason="client_connection_limit"\} (\d+)', text, re.M)
-    return int(match.group(1)) if match else 0
+    refused = re.search(r'^chatterd_connections_refused_total\{reason="client_connection_limit"\} (\d+)', text, re.M)
+    shed = re.search(r"^chatterd_connections_shed_total (\d+)", text, re.M)
+    return int(refused.group(1)) if refused else 0, int(shed.group(1)) if shed else 0
 
 
 def attacker_summary(output: str) -> str:
@@ -179,7 +184,7 @@ def attack(slowhttptest, start_server, url, mode: str, config: str) -> tuple[Fig
     options, target = MODES[mode]
     server = start_server(*flags, url=url)
     assert server.get("/getmaps", timeout=30).status == 200  # the feed is cached before the attack
-    refused_before = refused_total(server)
+    refused_before, shed_before = counters(server)
     command = [slowhttptest, *options, "-c", str(CONNECTIONS), "-r", str(CONNECT_RATE), "-l", str(ATTACK_SECONDS),
                "-p", "3", "-u", f"http://127.0.0.1:{server.port}{target}"]
     prober = Prober(server.host, server.port)
@@ -197,11 +202,11 @@ def attack(slowhttptest, start_server, url, mode: str, config: str) -> tuple[Fig
         probing.join(5)
     answered = sorted(p.seconds for p in prober.probes if p.status == 200)
     failed = [p for p in prober.probes if p.status != 200]
+    refused, shed = counters(server)
     figures = Figures(
         mode, config, len(prober.probes), len(failed), quantile(answered, 0.5), quantile(answered, 0.99),
-        answered[-1] if answered else float("nan"),
-        max((p.open_connections or 0) for p in prober.probes), refused_total(server) - refused_before,
-        attacker_summary(output))
+        answered[-1] if answered else float("nan"), max((p.open_connections or 0) for p in prober.probes),
+        refused - refused_before, shed - shed_before, attacker_summary(output))
     print(figures.line())
     report = os.environ.get("CHATTERD_SLOW_ATTACK_FIGURES")
     if report:
@@ -229,6 +234,7 @@ def test_other_clients_are_served_throughout_a_slow_attack(slowhttptest, start_s
     if config == "defaults":
         # The attack did fill the cap, so the probes were answered because slots were freed.
         assert figures.peak_open >= DEFAULT_CAP * 9 // 10, f"the attack never filled the cap: {figures.line()}"
+        assert figures.shed > 0, f"no connection shed at the cap: {figures.line()}"
     else:
         assert figures.peak_open <= PER_IP_LIMIT + 10, figures.line()
         assert figures.refused > 0, f"no connection refused at the per-address limit: {figures.line()}"
