@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Soak test: one chatterd (TLS) under mixed load for N minutes (posts, feeds with gzip and ETags, incremental
-# reads, health checks, clients that vanish mid-request, and another writer holding the store near 1000 chatts),
-# its PostgreSQL restarted every minute, its resident memory and descriptors sampled every 10 s. Fails when an acknowledged post is not stored exactly once, an
-# answer is not 200/304/503-with-Retry-After, memory or descriptors do not return to their baseline once
-# the load is gone, or chatterd does not exit 0 on SIGTERM. Loopback only; the load is bench/lib/soak.py.
-# Writes the series and the verdicts to .build/soak/results.md (bench/RESULTS.md keeps recorded runs).
+# Soak test: one chatterd (TLS) under mixed load for N minutes (posts, feeds with gzip and ETags, incremental reads,
+# health checks, over HTTP/1.1 and HTTP/2, clients that vanish mid-request, and another writer holding the store near
+# 1000 chatts), its PostgreSQL restarted every minute, its resident memory and descriptors sampled every 10 s. Fails
+# when an acknowledged post is not stored exactly once, an answer is not 200/304/503-with-Retry-After, memory or
+# descriptors do not return to their baseline once the load is gone, or chatterd does not exit 0 on SIGTERM.
+# Loopback only; the load is bench/lib/soak.py. Writes the series and the verdicts to .build/soak/results.md
+# (bench/RESULTS.md keeps recorded runs).
 #
 # Usage: bench/soak.sh [--minutes N]
 #   --minutes N   minutes of load after a 15 s warm-up (default 2; fractions allowed)
-# Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
+# Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build),
+# CHATTERD_PYTHON (a python3 with PyPI's h2, for the HTTP/2 clients; scripts/test sets it).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +20,7 @@ for lib in scripts/lib/common.sh scripts/lib/postgres.sh bench/lib/procs.sh benc
     source "$lib"
 done
 
-usage() { sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '10,13p' "$0" | sed 's/^# \{0,1\}//'; }
 
 minutes=2
 command_line="bench/soak.sh${*:+ $*}"
@@ -65,7 +67,7 @@ wait_http "$pid" "$out/chatterd.log" --cacert "$out/soak.crt" "https://127.0.0.1
 
 log "soak: $minutes min of load (series every 10 s, PostgreSQL restarted every minute)"
 status=0
-python3 bench/lib/soak.py --minutes "$minutes" --port "$port" --pid "$pid" --cacert "$out/soak.crt" \
+"${CHATTERD_PYTHON:-python3}" bench/lib/soak.py --minutes "$minutes" --port "$port" --pid "$pid" --cacert "$out/soak.crt" \
     --database-url "$url" --pgdata "$cluster/data" --pg-bindir "$(pg_bindir)" --pg-log "$cluster/postgres.log" \
     --pool-size "$pool_size" --report "$out/results.md" --command "$command_line" || status=$?
 

@@ -19,7 +19,8 @@ extension Chatterd {
             metrics.render(MetricsGauges(
                 openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics),
                 certificateNotAfter: statistics.certificateNotAfter,
-                connectionsRefused: statistics.connectionsRefused, pool: poolStats(),
+                connectionsRefused: statistics.connectionsRefused, connectionsShed: statistics.connectionsShed,
+                pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
         }, feedCache: feedCache, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)

@@ -81,6 +81,8 @@ struct MetricsGauges {
     var certificateNotAfter: Double?
     /// Connections closed as they were accepted, by reason.
     var connectionsRefused: [String: Int] = [:]
+    /// Open connections closed at the cap to let a waiting client in.
+    var connectionsShed = 0
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -97,6 +99,8 @@ struct MetricsGauges {
         for (reason, count) in connectionsRefused.sorted(by: { $0.key < $1.key }) {
             page.sample("chatterd_connections_refused_total", count, labels: ["reason": reason])
         }
+        page.single("chatterd_connections_shed_total", "counter",
+                    help: "Open connections closed at the connection cap to let a waiting client in.", connectionsShed)
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)
         page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)

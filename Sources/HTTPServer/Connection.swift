@@ -44,6 +44,7 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     /// When the TLS handshake must be done; while `sniffed` waits for a plain connection's first bytes, when they
     /// must have come.
     private var handshakeDeadline: Instant
+    private let openedAt: Instant
 
     /// The protocol, from the end of the handshake.
     private var driver: (any ProtocolDriver)?
@@ -79,7 +80,8 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
         queue = loop.queue
         self.transport = transport
         self.environment = environment
-        handshakeDeadline = .now + environment.configuration.timeouts.handshakeSeconds
+        openedAt = .now
+        handshakeDeadline = openedAt + environment.configuration.timeouts.handshakeSeconds
     }
 
     /// Registers the socket with the loop and starts the handshake. Call on `queue`.
@@ -101,6 +103,23 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     func beginDrain() {
         guard !closed else { return }
         if let driver { driver.drain(at: .now) } else { close() }  // handshaking, or not yet speaking
+    }
+
+    /// Whether this connection may be shed at the connection cap, and how it stands. Call on `queue`.
+    func standing(at now: Instant) -> ConnectionStanding? {
+        guard !closed else { return nil }
+        if let driver { return driver.standing(at: now) }
+        // A handshake, a PROXY header or the first bytes of a plain connection: nothing asked of the server yet.
+        return .idle(since: openedAt, at: now, timeouts: environment.configuration.timeouts)
+    }
+
+    /// Closes the connection to let a waiting client in, if it may still be shed; false if it may not any more.
+    /// Call on `queue`.
+    func shed(at now: Instant) -> Bool {
+        guard standing(at: now) != nil else { return false }
+        environment.statistics.connectionShed()
+        close()
+        return true
     }
 
     // MARK: - ConnectionIO
@@ -150,7 +169,7 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
                 return
             }
         }
-        driver?.outputDrained(at: .now)
+        driver?.outputDrained(written: written, at: .now)
     }
 
     func arm(_ deadline: Instant) {

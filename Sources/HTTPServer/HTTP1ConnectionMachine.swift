@@ -179,6 +179,24 @@ struct HTTP1ConnectionMachine {
         }
     }
 
+    /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`).
+    func standing(at now: Instant) -> ConnectionStanding? {
+        let timeouts = configuration.timeouts
+        switch state {
+        case .processing, .closed:
+            return nil
+        case .lingering:
+            return .lingering(since: lastProgressAt)
+        case .reading, .writing:
+            // A request arriving piecewise, or a response blocked on a full socket.
+            if let window = rateWindow {
+                return .measured(bytes: window.bytes, since: window.startedAt, at: now, timeouts: timeouts)
+            }
+            guard state == .reading, !decoder.isMidRequest else { return nil }
+            return .idle(since: lastProgressAt, at: now, timeouts: timeouts)
+        }
+    }
+
     /// The server is shutting down: an idle connection closes now, a busy one after its current response.
     mutating func drain() -> [Action] {
         draining = true

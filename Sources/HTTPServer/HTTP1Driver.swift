@@ -47,10 +47,11 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     func start() { run(machine.start()) }
     func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) { run(machine.received(bytes, at: now)) }
     func peerClosed(at now: Instant) { run(machine.peerClosed()) }
-    func outputDrained(at now: Instant) { run(machine.outputDrained(at: now)) }
+    func outputDrained(written: Int, at now: Instant) { run(machine.outputDrained(at: now)) }
     func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(written: written, at: now)) }
     func timerFired(at now: Instant) { run(machine.timerFired(at: now)) }
     func drain(at now: Instant) { run(machine.drain()) }
+    func standing(at now: Instant) -> ConnectionStanding? { machine.standing(at: now) }
 
     /// Carries out `actions` in order. Actions may cause events (an answer ready at once, output that drains at
     /// once) whose actions queue behind these, so events reach the machine one at a time and the stack does not

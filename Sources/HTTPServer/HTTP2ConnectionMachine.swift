@@ -57,6 +57,10 @@ final class HTTP2ConnectionMachine {
     private var idleSince: Instant?
     /// When a write last made progress while output was waiting; nil while nothing waits.
     private var blockedSince: Instant?
+    /// The rate window of the output since the socket filled, as HTTP/1.1 measures a response (see
+    /// `ConnectionTimeouts.minimumBytesPerSecond`): when it began and the bytes written in it. Nil once
+    /// everything is written.
+    private var rateWindow: (startedAt: Instant, bytes: Int)?
     private var lingeringSince = Instant.distantFuture
     /// Our GOAWAY is queued and not yet written. No input is read meanwhile: nghttp2 takes new streams until its
     /// GOAWAY goes out, and they would be handled though the GOAWAY tells the client they were not, so a client
@@ -137,9 +141,15 @@ final class HTTP2ConnectionMachine {
         return (chunks, actions(for: session.takeEvents(), at: now))
     }
 
+    /// `bytes` more were written and the output queue is empty for now (`produce` may have more to give).
+    func wrote(_ bytes: Int) {
+        rateWindow?.bytes += bytes
+    }
+
     /// Everything produced so far is written; `more` is what `produce` had left to give.
     func outputDrained(more: Bool, at now: Instant) -> [Action] {
         blockedSince = nil
+        rateWindow = nil
         guard !more, phase != .lingering else { return [] }
         if phase == .closing || (phase == .draining && openStreams.isEmpty) || !session.isActive {
             phase = .lingering
@@ -149,8 +159,11 @@ final class HTTP2ConnectionMachine {
         return updatedDeadline()
     }
 
-    func writeBlocked(progressed: Bool, at now: Instant) -> [Action] {
-        if progressed || blockedSince == nil { blockedSince = now }
+    /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
+    func writeBlocked(written: Int, at now: Instant) -> [Action] {
+        if written > 0 || blockedSince == nil { blockedSince = now }
+        // What the kernel took before the socket first filled does not count, as with HTTP/1.1.
+        if rateWindow == nil { rateWindow = (now, 0) } else { rateWindow?.bytes += written }
         return updatedDeadline()
     }
 
@@ -163,6 +176,16 @@ final class HTTP2ConnectionMachine {
     func timerFired(at now: Instant) -> [Action] {
         armedDeadline = .distantFuture
         guard phase != .closed else { return [] }
+        if let window = rateWindow, let floor = timeouts.minimumBytesPerWindow,
+            now >= window.startedAt + timeouts.rateWindowSeconds
+        {
+            // A client that takes its responses slower than the floor: no frame would reach it, so just close.
+            guard Double(window.bytes) >= floor else {
+                phase = .closed
+                return [.close]
+            }
+            rateWindow = (now, 0)
+        }
         if let blockedSince, now >= blockedSince + timeouts.sendIdleSeconds {
             phase = .closed
             return [.close]
@@ -191,6 +214,20 @@ final class HTTP2ConnectionMachine {
             phase = .closing
         }
         return actions + updatedDeadline()
+    }
+
+    /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`):
+    /// never while a request is with the handler; measured while its output is blocked; else only when idle.
+    func standing(at now: Instant) -> ConnectionStanding? {
+        guard phase != .closed, handling.isEmpty else { return nil }
+        if let window = rateWindow {
+            return .measured(bytes: window.bytes, since: window.startedAt, at: now, timeouts: timeouts)
+        }
+        switch phase {
+        case .awaitingPreface: return .idle(since: startedAt, at: now, timeouts: timeouts)
+        case .lingering: return .lingering(since: lingeringSince)
+        default: return idleSince.flatMap { .idle(since: $0, at: now, timeouts: timeouts) }
+        }
     }
 
     /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
@@ -257,11 +294,14 @@ final class HTTP2ConnectionMachine {
         return actions
     }
 
-    /// The earliest deadline now: the preface, a stalled request body, the idle connection, the send idle, or the
-    /// end of lingering.
+    /// The earliest deadline now: the preface, a stalled request body, the idle connection, the send idle, the end
+    /// of the output's rate window, or the end of lingering.
     private var deadline: Instant {
         var next = Instant.distantFuture
         if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
+        if let window = rateWindow, timeouts.minimumBytesPerWindow != nil {
+            next = min(next, window.startedAt + timeouts.rateWindowSeconds)
+        }
         switch phase {
         case .awaitingPreface:
             next = min(next, startedAt + timeouts.headerSeconds)

@@ -62,7 +62,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
 
     func peerClosed(at now: Instant) { run(machine.peerClosed()) }
 
-    func outputDrained(at now: Instant) {
+    func outputDrained(written: Int, at now: Instant) {
+        machine.wrote(written)
         // Called from inside `pump`'s flush too: the pump loop then goes on, instead of recursing.
         if pumping {
             pumpAgain = true
@@ -71,7 +72,7 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         }
     }
 
-    func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(progressed: written > 0, at: now)) }
+    func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(written: written, at: now)) }
 
     func timerFired(at now: Instant) {
         run(machine.timerFired(at: now))
@@ -82,6 +83,8 @@ final class HTTP2Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
         run(machine.drain())
         pump()
     }
+
+    func standing(at now: Instant) -> ConnectionStanding? { closed ? nil : machine.standing(at: now) }
 
     /// Pulls frames from the session while there is room in the connection's output, and writes them; when
     /// everything is written and nothing more comes, tells the machine.

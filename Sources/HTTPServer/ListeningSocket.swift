@@ -8,10 +8,14 @@ final class ListeningSocket {
     let fd: Int32
     /// The port actually bound (useful when asked for port 0).
     let port: UInt16
+    /// TCP_NOTSENT_LOWAT for accepted sockets (see `ServerConfiguration.maxUnsentBytesPerConnection`).
+    private let maxUnsentBytes: Int32
 
     /// Binds and listens; with `reusePort`, other sockets that also set SO_REUSEPORT may bind the same port,
     /// and the kernel spreads new connections across them.
-    init(host: String, port: UInt16, backlog: Int32, reusePort: Bool = false) throws(SyscallError) {
+    init(
+        host: String, port: UInt16, backlog: Int32, reusePort: Bool = false, maxUnsentBytes: Int
+    ) throws(SyscallError) {
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         hints.ai_family = AF_UNSPEC
@@ -37,6 +41,16 @@ final class ListeningSocket {
         }
         self.fd = fd
         self.port = Self.boundPort(fd) ?? port
+        self.maxUnsentBytes = Int32(clamping: maxUnsentBytes)
+    }
+
+    /// Connections waiting in the backlog to be accepted (0 if the kernel will not say).
+    var waitingConnections: Int {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return 0 }
+        // For a listening socket Linux reports the accept queue's length in this field.
+        return Int(info.tcpi_unacked)
     }
 
     private static func boundPort(_ fd: Int32) -> UInt16? {
@@ -59,8 +73,8 @@ final class ListeningSocket {
         }
     }
 
-    /// Accepts one pending connection: its fd (non-blocking, close-on-exec, TCP_NODELAY) and the peer's
-    /// address; nil when none is waiting.
+    /// Accepts one pending connection: its fd (non-blocking, close-on-exec, TCP_NODELAY, TCP_NOTSENT_LOWAT) and
+    /// the peer's address; nil when none is waiting.
     /// - Throws: the `accept` failure (EMFILE and friends); a connection that cannot be set up is closed and
     ///   skipped, since the next one may be fine.
     func accept() throws(SyscallError) -> (fd: Int32, peer: ClientAddress)? {
@@ -82,6 +96,8 @@ final class ListeningSocket {
                 try Syscall.setNonBlocking(client)
                 try Syscall.setCloseOnExec(client)
                 try Syscall.setOption(client, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
+                try Syscall.setOption(
+                    client, Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, maxUnsentBytes, name: "TCP_NOTSENT_LOWAT")
             } catch {
                 close(client)
                 continue

@@ -32,10 +32,13 @@ protocol ProtocolDriver: AnyObject {
     func start()
     func received(_ bytes: UnsafeRawBufferPointer, at now: Instant)
     func peerClosed(at now: Instant)
-    func outputDrained(at now: Instant)
+    /// Everything queued is written, the last `written` bytes of it since the last report.
+    func outputDrained(written: Int, at now: Instant)
     /// A write could not finish (the socket is full) after `written` bytes went out.
     func writeBlocked(written: Int, at now: Instant)
     func timerFired(at now: Instant)
     /// The server is shutting down.
     func drain(at now: Instant)
+    /// Whether the connection may be shed at the connection cap, and how it stands.
+    func standing(at now: Instant) -> ConnectionStanding?
 }

@@ -64,11 +64,12 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     public func start() throws -> UInt16 {
         let listener = try ListeningSocket(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog,
-            reusePort: configuration.reusePort)
+            reusePort: configuration.reusePort, maxUnsentBytes: configuration.maxUnsentBytesPerConnection)
         let acceptor = Acceptor(
             listener: listener, queue: controlQueue, logger: logger,
             hasRoom: { [unowned self] in self.openConnectionCount < self.configuration.maxConnections },
-            open: { [unowned self] fd, peer in self.open(fd, peer: peer) })
+            open: { [unowned self] fd, peer in self.open(fd, peer: peer) },
+            makeRoom: { [unowned self] count, done in self.shed(upTo: count, then: done) })
         controlQueue.sync {
             self.acceptor = acceptor
             acceptor.start()
@@ -136,6 +137,38 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
         loop.queue.async { connection.start() }
+    }
+
+    /// Most connections shed in one round, so that one round's work stays small; the next round follows at once.
+    private static let maxShedPerRound = 64
+
+    /// At the cap with `count` clients waiting: closes up to that many of the open connections that stand lowest
+    /// (see `ConnectionStanding`), if any may be shed. Each I/O queue reports its own connections. Calls `done` on
+    /// `controlQueue` with whether any was shed.
+    private func shed(upTo count: Int, then done: @escaping @Sendable (_ shed: Bool) -> Void) {
+        let open = connections.withLock { Array($0.open.values) }
+        let found = Locked([(connection: Connection, standing: ConnectionStanding)]())
+        let group = DispatchGroup()
+        let now = Instant.now
+        for loop in loops {
+            let theirs = open.filter { $0.queue === loop.queue }
+            loop.queue.async(group: group) {
+                let standings = theirs.compactMap { connection in connection.standing(at: now).map { (connection, $0) } }
+                found.withLock { $0 += standings }
+            }
+        }
+        group.notify(queue: controlQueue) {
+            let limit = min(count, Self.maxShedPerRound)
+            let victims = found.withLock { $0.sorted { $0.standing < $1.standing }.prefix(limit).map(\.connection) }
+            let shed = Locked(0)
+            let closing = DispatchGroup()
+            for victim in victims {
+                victim.queue.async(group: closing) {
+                    if victim.shed(at: .now) { shed.withLock { $0 += 1 } }
+                }
+            }
+            closing.notify(queue: self.controlQueue) { done(shed.withLock { $0 } > 0) }
+        }
     }
 
     private func closed(_ connection: Connection) {

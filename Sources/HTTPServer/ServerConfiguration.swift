@@ -21,6 +21,12 @@ public struct ServerConfiguration: Sendable {
     /// Serial I/O queues; connections are spread across them round-robin.
     public var ioQueueCount: Int = 2
     public var listenBacklog: Int32 = 1024
+    /// Output the kernel may hold unsent for one connection (TCP_NOTSENT_LOWAT); past it a write blocks. Without
+    /// it Linux grows a socket's send buffer to megabytes (on loopback it took three whole /getmaps, 500 KB, for a
+    /// reader taking 6 bytes a second), so a slow reader's connection looked idle, never blocked, and the rate
+    /// floor and send deadline never saw it. Bytes sent and awaiting acknowledgement are not counted, so this
+    /// does not limit throughput on a long fat link.
+    public var maxUnsentBytesPerConnection = 64 * 1024
     /// Sets SO_REUSEPORT, so several processes (each with this set) can listen on the same port.
     public var reusePort = false
     /// HTTP/2's own limits; the request limits above apply to each HTTP/2 stream too.
@@ -86,14 +92,17 @@ public struct ConnectionTimeouts: Sendable {
     public var keepAliveIdleSeconds: Double = 60
     /// How long unread input is drained after an error response before closing (RFC 9112 §9.6).
     public var lingerSeconds: Double = 5
-    /// The slowest a request (head or body) may arrive, and a response leave once the socket is full, in
-    /// bytes per second averaged over `rateWindowSeconds`; 0 turns the floor off. A client that sends or reads
+    /// The slowest an HTTP/1.1 request (head or body) may arrive, and a response (an HTTP/2 connection's output)
+    /// leave once the socket is full, in bytes per second averaged over `rateWindowSeconds`; 0 turns the floor off. A client that sends or reads
     /// a few bytes now and then (slowloris, slow body, slow read) is cut off after a window instead of holding
     /// its connection for as long as each trickle keeps the idle timeouts away. A head that arrives whole at
     /// once, as every real client's does, is never measured.
     public var minimumBytesPerSecond: Double = 500
     /// The window the rate floor is measured over.
     public var rateWindowSeconds: Double = 5
+    /// How long a connection must have been idle, or slower than the floor, before it may be closed at the
+    /// connection cap to let a waiting client in (see `ConnectionStanding`).
+    public var sheddableAfterSeconds: Double = 1
 
     /// The bytes a window must carry to meet the floor; nil when the floor is off.
     var minimumBytesPerWindow: Double? {

@@ -10,6 +10,7 @@ public final class ServerStatistics: Sendable {
         var goawaysSent: [String: Int] = [:]
         var certificateNotAfter: Double?
         var connectionsRefused: [String: Int] = [:]
+        var connectionsShed = 0
     }
     private let counts = Locked(Counts())
 
@@ -35,6 +36,11 @@ public final class ServerStatistics: Sendable {
     public var connectionsRefused: [String: Int] { counts.withLock { $0.connectionsRefused } }
 
     func connectionRefused(reason: String) { counts.withLock { $0.connectionsRefused[reason, default: 0] += 1 } }
+
+    /// Open connections closed at the connection cap to let a waiting client in (see `ConnectionStanding`).
+    public var connectionsShed: Int { counts.withLock { $0.connectionsShed } }
+
+    func connectionShed() { counts.withLock { $0.connectionsShed += 1 } }
 
     func connectionOpened() { counts.withLock { $0.openConnections += 1 } }
     func connectionClosed() { counts.withLock { $0.openConnections -= 1 } }

@@ -30,7 +30,7 @@ import Testing
             "chatterd_db_pool_connections": "gauge", "chatterd_db_pool_in_use": "gauge",
             "chatterd_db_pool_waiting": "gauge", "chatterd_log_lines_dropped_total": "counter",
             "chatterd_requests_by_protocol_total": "counter", "chatterd_http2_connections_open": "gauge",
-            "chatterd_connections_refused_total": "counter",
+            "chatterd_connections_refused_total": "counter", "chatterd_connections_shed_total": "counter",
             "chatterd_http2_streams_open": "gauge", "chatterd_http2_goaways_sent_total": "counter",
         ]
         #expect(page.families.mapValues { $0.type ?? "?" } == expected)
@@ -108,6 +108,7 @@ import Testing
         gauges.http2.openStreams = 7
         gauges.http2.goawaysSent = ["NO_ERROR": 3, "ENHANCE_YOUR_CALM": 1]
         gauges.connectionsRefused = ["client_connection_limit": 4]
+        gauges.connectionsShed = 5
         let page = try Exposition(metrics.render(gauges))
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/1.1"]) == 1)
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/2"]) == 2)
@@ -117,6 +118,7 @@ import Testing
         #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "NO_ERROR"]) == 3)
         #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "ENHANCE_YOUR_CALM"]) == 1)
         #expect(page.value("chatterd_connections_refused_total", ["reason": "client_connection_limit"]) == 4)
+        #expect(page.value("chatterd_connections_shed_total") == 5)
     }
 
     @Test func cacheSeriesAppearOnlyWithACache() throws {

@@ -159,6 +159,39 @@ import Testing
         #expect(String(decoding: response.body, as: UTF8.self) == "\"/second 0\"")
     }
 
+    @Test func anIdleConnectionAtTheCapGivesItsSlotToAWaitingClient() throws {
+        let harness = try ServerHarness {
+            $0.maxConnections = 1
+            $0.timeouts.sheddableAfterSeconds = 0
+        }
+        defer { harness.stop() }
+        let idle = try TestClient(port: harness.port)
+        idle.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(idle.readResponse()?.status == 200)
+        // The first is kept alive for 60 s: only shedding it answers this one within the client's 5 s.
+        let waiting = try TestClient(port: harness.port)
+        waiting.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(waiting.readResponse()?.status == 200)
+        #expect(idle.isClosedByServer())
+        #expect(harness.statistics.connectionsShed == 1)
+    }
+
+    @Test func aConnectionWhoseRequestIsAtTheHandlerKeepsItsSlotAtTheCap() throws {
+        let harness = try ServerHarness {
+            $0.maxConnections = 1
+            $0.timeouts.sheddableAfterSeconds = 0
+        }
+        defer { harness.stop() }
+        let busy = try TestClient(port: harness.port)
+        busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(50_000)  // /slow is now with the handler for 300 ms
+        let waiting = try TestClient(port: harness.port)
+        waiting.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answered = try #require(busy.readResponse(), "not shed while its request was with the handler")
+        #expect(String(decoding: answered.body, as: UTF8.self) == "\"/slow 0\"")
+        #expect(waiting.readResponse()?.status == 200, "then shed once idle")
+    }
+
     @Test func requestsThatWaitTooLongForAHandlerThreadGet503() throws {
         let harness = try ServerHarness {
             $0.handlerThreadCount = 1

@@ -11,6 +11,7 @@ import Testing
         timeouts.bodyIdleSeconds = 7
         timeouts.sendIdleSeconds = 30
         timeouts.keepAliveIdleSeconds = 60
+        timeouts.minimumBytesPerSecond = 0  // the rate floor has tests of its own
         return timeouts
     }()
 
@@ -37,10 +38,11 @@ import Testing
 
         init(
             limits: HTTPLimits = HTTPLimits(), configuration: HTTP2Configuration = HTTP2Configuration(),
-            maxStreams: Int = 1000, peer: HTTP2Peer = HTTP2Peer()
+            maxStreams: Int = 1000, peer: HTTP2Peer = HTTP2Peer(),
+            timeouts: ConnectionTimeouts = HTTP2ConnectionMachineTests.timeouts
         ) {
             machine = HTTP2ConnectionMachine(
-                limits: limits, timeouts: HTTP2ConnectionMachineTests.timeouts, configuration: configuration,
+                limits: limits, timeouts: timeouts, configuration: configuration,
                 maxStreams: maxStreams, at: HTTP2ConnectionMachineTests.at(0))
             self.peer = peer
             perform(machine.start())
@@ -327,7 +329,7 @@ import Testing
     @Test func aConnectionWhoseWritesMakeNoProgressClosesAtTheSendIdleDeadline() {
         let pair = Pair()
         pair.exchange(at: Self.at(1))
-        pair.perform(pair.machine.writeBlocked(progressed: true, at: Self.at(2)))
+        pair.perform(pair.machine.writeBlocked(written: 100, at: Self.at(2)))
         pair.perform(pair.machine.timerFired(at: Self.at(31)))
         #expect(!pair.closed)
         pair.perform(pair.machine.timerFired(at: Self.at(32)))
@@ -407,5 +409,72 @@ import Testing
         for _ in 0..<100 { pair.peer.ping() }
         pair.exchange()
         #expect(pair.closed)
+    }
+}
+
+/// HTTP/2 output measured against the rate floor once the socket is full, as `HTTP1RateFloorTests` does for
+/// HTTP/1.1 responses.
+@Suite struct HTTP2RateFloorTests {
+    typealias Pair = HTTP2ConnectionMachineTests.Pair
+    static let at = HTTP2ConnectionMachineTests.at
+
+    /// The suite's timeouts with a floor of 100 bytes per second over 5-second windows (500 a window).
+    static let timeouts: ConnectionTimeouts = {
+        var timeouts = HTTP2ConnectionMachineTests.timeouts
+        timeouts.minimumBytesPerSecond = 100
+        timeouts.rateWindowSeconds = 5
+        timeouts.sendIdleSeconds = 100
+        return timeouts
+    }()
+
+    /// A pair whose client has asked for something and been answered, so the connection has output to write.
+    static func answered(timeouts: ConnectionTimeouts = Self.timeouts) -> Pair {
+        let pair = Pair(timeouts: timeouts)
+        pair.peer.request("GET", "/")
+        pair.exchange(at: Self.at(1))
+        return pair
+    }
+
+    @Test func aReaderThatTakesFramesSlowerThanTheFloorIsClosedAWindowAfterTheSocketFills() {
+        let pair = Self.answered()
+        // The first block: what the kernel took before it does not count.
+        pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
+        #expect(pair.armed == Self.at(7))
+        pair.perform(pair.machine.writeBlocked(written: 300, at: Self.at(4)))
+        pair.perform(pair.machine.timerFired(at: Self.at(6)))
+        #expect(!pair.closed, "the window is not over")
+        pair.perform(pair.machine.timerFired(at: Self.at(7)))
+        #expect(pair.closed, "300 bytes in a 500-byte window")
+    }
+
+    @Test func bytesWrittenWhileTheQueueEmptiedAndRefilledCount() {
+        let pair = Self.answered()
+        pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
+        pair.machine.wrote(400)  // the socket took the whole queue; more frames were produced after it
+        pair.perform(pair.machine.writeBlocked(written: 200, at: Self.at(5)))
+        pair.perform(pair.machine.timerFired(at: Self.at(7)))
+        #expect(!pair.closed, "600 bytes in a 500-byte window")
+        #expect(pair.armed == Self.at(12), "the next window")
+    }
+
+    @Test func aReaderAtTheFloorKeepsItsConnectionAndDrainedOutputEndsTheWindow() {
+        let pair = Self.answered()
+        pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
+        pair.perform(pair.machine.writeBlocked(written: 600, at: Self.at(6)))
+        pair.perform(pair.machine.timerFired(at: Self.at(7)))
+        #expect(!pair.closed)
+        pair.perform(pair.machine.outputDrained(more: false, at: Self.at(8)))
+        pair.perform(pair.machine.timerFired(at: Self.at(12)))
+        #expect(!pair.closed, "nothing waits to be written: no window")
+    }
+
+    @Test func aFloorOfZeroMeasuresNothing() {
+        var timeouts = Self.timeouts
+        timeouts.minimumBytesPerSecond = 0
+        let pair = Self.answered(timeouts: timeouts)
+        pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
+        pair.perform(pair.machine.timerFired(at: Self.at(7)))
+        #expect(!pair.closed)
+        #expect(pair.armed == Self.at(61), "no window: next comes the idle deadline, before the send idle one")
     }
 }

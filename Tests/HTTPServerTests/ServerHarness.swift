@@ -9,6 +9,7 @@ import Logging
 final class ServerHarness {
     let server: Server
     let port: UInt16
+    let statistics = ServerStatistics()
 
     init(tls: TLSConfiguration? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration()
@@ -27,7 +28,7 @@ final class ServerHarness {
             default: .blocking { respond(request) }
             }
         })
-        server = try Server(configuration: configuration, handler: handler, logger: quietLogger)
+        server = try Server(configuration: configuration, handler: handler, logger: quietLogger, statistics: statistics)
         port = try server.start()
     }
 

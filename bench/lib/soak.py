@@ -1,10 +1,15 @@
-"""Soak load for bench/soak.sh: mixed traffic against one chatterd, a PostgreSQL restart every minute, and
-clients that vanish mid-request, while chatterd's memory and descriptors are sampled every 10 s.
+"""Soak load for bench/soak.sh: mixed traffic against one chatterd over HTTP/1.1 and HTTP/2, a PostgreSQL restart
+every minute, and clients that vanish mid-request, while chatterd's memory and descriptors are sampled every 10 s.
 
-Python standard library only; loopback only; bounded in time (the deadline) and in count (MAX_REQUESTS per
-thread). Prints the series, writes a Markdown report, and exits 1 when an invariant is violated:
+Python standard library plus PyPI's h2 for the HTTP/2 clients (scripts/test installs it; see
+scripts/lib/deps.sh); loopback only; bounded in time (the deadline) and in count (MAX_REQUESTS per thread).
+Each HTTP/2 client keeps one connection with several streams in flight, and opens a new one when the server
+goes away (its stream cap is the requests-per-connection cap). Prints the series, writes a Markdown report,
+and exits 1 when an invariant is violated:
   - every post answered 200 is stored exactly once, and no chatt is stored twice;
   - every answer is one API.md allows here (200, 304, 503 with Retry-After), never a 500 or a dropped connection;
+  - an HTTP/2 stream the server refused unprocessed (above the last stream id of its GOAWAY, or reset with
+    REFUSED_STREAM; RFC 9113 §6.8, §8.7) is no error, and a post on such a stream is not stored;
   - once the load is gone, chatterd's descriptors (less its database sessions) are back at their baseline,
     no client connection is left open, and its resident memory is back within RSS_SLACK_BYTES of its baseline;
   - chatterd is alive, /readyz answers 200 and SIGTERM later exits 0 (checked by soak.sh).
@@ -32,6 +37,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+try:
+    import h2.config
+    import h2.connection
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+    from h2.connection import ConnectionInputs, ConnectionState
+except ImportError:
+    sys.exit("soak.py: the HTTP/2 clients need PyPI's h2 (python3 -m pip install 'h2>=4.1,<5'; scripts/test installs it)")
+
 SAMPLE_SECONDS = 10
 RESTART_EVERY_SECONDS = 60
 FIRST_RESTART_SECONDS = 30
@@ -56,10 +71,15 @@ class Tally:
     violations: list = field(default_factory=list)
     acknowledged: list = field(default_factory=list)
     requests: int = 0
+    http2_requests: int = 0
+    # HTTP/2 streams the server refused unprocessed (after its GOAWAY, or REFUSED_STREAM), and the posts among them.
+    refused_streams: int = 0
+    refused_posts: list = field(default_factory=list)
 
-    def record(self, what: str, status, response=None) -> None:
+    def record(self, what: str, status, response=None, http2: bool = False) -> None:
         with self.lock:
             self.requests += 1
+            self.http2_requests += http2
             self.statuses[status] = self.statuses.get(status, 0) + 1
             if status == 503 and response is not None and not response.getheader("Retry-After"):
                 self.violations.append(f"{what}: 503 without Retry-After")
@@ -71,12 +91,122 @@ class Tally:
             return self.statuses.get(status, 0)
 
 
+class H2Failure(Exception):
+    """The HTTP/2 connection broke a rule, ended or stalled with streams unanswered."""
+
+
+@dataclass
+class H2Answer:
+    """One stream's response, read like http.client's for Tally.record."""
+
+    status: int
+    headers: dict
+    body: bytes
+
+    def getheader(self, name: str):
+        return self.headers.get(name.lower())
+
+
+REFUSED = "refused unprocessed"
+
+
+class H2Client:
+    """One HTTP/2 connection over TLS (ALPN h2) that sends a batch of requests as concurrent streams and reads
+    until each is answered. After the server's GOAWAY (`gone`), streams above its last stream id were not
+    processed, and neither was one reset with REFUSED_STREAM: both come back as None, safe to send again."""
+
+    def __init__(self, port: int, context: ssl.SSLContext):
+        raw = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        try:
+            self.sock = context.wrap_socket(raw, server_hostname="localhost")
+        except OSError:
+            raw.close()
+            raise
+        if self.sock.selected_alpn_protocol() != "h2":
+            self.close()
+            raise H2Failure(f"ALPN chose {self.sock.selected_alpn_protocol()!r}, not h2")
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        # h2 ends the whole connection at a GOAWAY, but streams up to its last stream id still finish (RFC 9113
+        # §6.8): keep its state machine open for them, as Tests/EndToEnd/h2wire.py does.
+        machine = self.conn.state_machine
+        machine._transitions = {**machine._transitions, (ConnectionState.CLIENT_OPEN, ConnectionInputs.RECV_GOAWAY):
+                                (None, ConnectionState.CLIENT_OPEN)}
+        self.conn.initiate_connection()
+        self.sock.sendall(self.conn.data_to_send())
+        self.gone = False
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send(self, requests) -> list[int]:
+        ids = []
+        for method, path, headers, body in requests:
+            stream = self.conn.get_next_available_stream_id()
+            fields = [(":method", method), (":scheme", "https"), (":authority", "localhost"), (":path", path)]
+            self.conn.send_headers(stream, fields + list(headers), end_stream=body is None)
+            if body is not None:
+                self.conn.send_data(stream, body, end_stream=True)
+            ids.append(stream)
+        self.sock.sendall(self.conn.data_to_send())
+        return ids
+
+    def exchange(self, requests) -> list:
+        """The answers to `requests` (method, path, headers, body or None), in order; REFUSED for a stream the
+        server did not process."""
+        ids = self.send(requests)
+        fields, bodies, ended, refused = {}, {stream: bytearray() for stream in ids}, set(), set()
+        last_stream = None
+        deadline = time.monotonic() + TIMEOUT
+        while len(ended | refused) < len(ids):
+            if time.monotonic() > deadline:
+                raise H2Failure(f"streams unanswered after {TIMEOUT:g} s")
+            data = self.sock.recv(65536)
+            if not data:
+                raise H2Failure(f"connection closed with streams unanswered (GOAWAY last stream {last_stream})")
+            for event in self.conn.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    fields[event.stream_id] = dict(event.headers)
+                elif isinstance(event, h2.events.DataReceived):
+                    bodies[event.stream_id] += event.data
+                    self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    ended.add(event.stream_id)
+                elif isinstance(event, h2.events.StreamReset) and event.stream_id not in ended:
+                    if event.error_code != h2.errors.ErrorCodes.REFUSED_STREAM:
+                        raise H2Failure(f"stream {event.stream_id} reset with {event.error_code!r}")
+                    refused.add(event.stream_id)
+                elif isinstance(event, h2.events.ConnectionTerminated):
+                    self.gone = True
+                    last_stream = event.last_stream_id
+                    if event.error_code != h2.errors.ErrorCodes.NO_ERROR:
+                        raise H2Failure(f"GOAWAY with {event.error_code!r}")
+            if last_stream is not None:
+                refused.update(stream for stream in ids if stream > last_stream)
+            # Window updates too: after its GOAWAY the server still sends the streams below its last stream id.
+            pending = self.conn.data_to_send()
+            if pending:
+                try:
+                    self.sock.sendall(pending)
+                except OSError:
+                    if not self.gone:  # once everything is sent, the server may have closed already
+                        raise
+        if any(stream not in fields for stream in ended - refused):
+            raise H2Failure("a stream ended without a response")
+        return [REFUSED if stream in refused else H2Answer(int(fields[stream][":status"]), fields[stream],
+                                                        bytes(bodies[stream])) for stream in ids]
+
+
 class Load:
     def __init__(self, args, tally: Tally):
         self.args = args
         self.tally = tally
         self.stop = threading.Event()
         self.context = ssl.create_default_context(cafile=args.cacert)
+        self.h2_context = ssl.create_default_context(cafile=args.cacert)
+        self.h2_context.set_alpn_protocols(["h2"])
         self.threads: list[threading.Thread] = []
         self.vanished = 0
         # Message numbers go on across start() calls, so every post of a run has a message of its own.
@@ -170,8 +300,19 @@ class Load:
         for number in range(MAX_REQUESTS):
             if self.stop.is_set():
                 break
-            kind = number % 5
+            kind = number % 6
             try:
+                if kind == 5:  # HTTP/2: a feed on one stream and a post on another, reset mid-response
+                    client = H2Client(self.args.port, self.h2_context)
+                    message = f"{self.args.prefix}-v-{next(self.numbers):07d}"
+                    client.send([("GET", "/getmaps", [], None),
+                                 ("POST", "/postchatt", [], json.dumps({"name": "gone", "message": message}).encode())])
+                    client.sock.recv(100)
+                    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    client.close()
+                    self.vanished += 1
+                    self.stop.wait(self.args.vanish_pause)
+                    continue
                 raw = socket.create_connection(("127.0.0.1", self.args.port), timeout=TIMEOUT)
                 if kind == 0:  # abandons the TLS handshake: TCP only, then a reset
                     raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -195,9 +336,95 @@ class Load:
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     conn.close()
                 self.vanished += 1
-            except OSError as error:
+            except (OSError, H2Failure, h2.exceptions.H2Error) as error:
                 self.tally.record("vanishing client", f"client error {type(error).__name__}: {error}")
             self.stop.wait(self.args.vanish_pause)
+
+    def h2_client(self):
+        """A new HTTP/2 connection; None (recorded) when it cannot be made."""
+        try:
+            return H2Client(self.args.port, self.h2_context)
+        except (OSError, H2Failure) as error:
+            self.tally.record("HTTP/2 connect", f"client error {type(error).__name__}: {error}", http2=True)
+            return None
+
+    def h2_exchange(self, client, requests):
+        """Sends a batch of requests as streams of one connection; returns the client to use next (None: a new one)
+        and the answers, each an H2Answer, REFUSED for a stream the server did not process, or None for one lost
+        with the connection (recorded as a client error)."""
+        if client is None:
+            client = self.h2_client()
+            if client is None:
+                self.stop.wait(1)
+                return None, [None] * len(requests)
+        try:
+            answers = client.exchange(requests)
+        except (OSError, H2Failure, h2.exceptions.H2Error) as error:
+            client.close()
+            for method, path, _, _ in requests:
+                self.tally.record(f"{method} {path} (HTTP/2)", f"client error {type(error).__name__}: {error}",
+                                  http2=True)
+            return None, [None] * len(requests)
+        if client.gone:
+            client.close()
+            client = None
+        refused = sum(answer is REFUSED for answer in answers)
+        if refused:
+            with self.tally.lock:
+                self.tally.refused_streams += refused
+        return client, answers
+
+    def h2_poster(self, index: int) -> None:
+        """Three posts at once on one HTTP/2 connection, then a pause. Three streams a batch do not divide the
+        stream cap (1000), so some batch straddles a GOAWAY and has streams refused."""
+        client = None
+        for number in range(MAX_REQUESTS):
+            if self.stop.is_set():
+                break
+            batch = []
+            for path in ("/postmaps", "/postchatt", "/postmaps"):
+                message = f"{self.args.prefix}-h-{next(self.numbers):07d}"
+                payload = {"name": f"soakh2{index}", "message": message}
+                if path == "/postmaps":
+                    payload["geodata"] = GEODATA
+                batch.append((message, ("POST", path, [("content-type", "application/json; charset=utf-8")],
+                                        json.dumps(payload).encode())))
+            client, answers = self.h2_exchange(client, [request for _, request in batch])
+            for (message, request), answer in zip(batch, answers):
+                if answer is REFUSED:
+                    with self.tally.lock:
+                        self.tally.refused_posts.append(message)
+                if answer is None or answer is REFUSED:
+                    continue
+                self.tally.record(f"POST {request[1]} (HTTP/2)", answer.status, answer, http2=True)
+                if answer.status == 200:
+                    with self.tally.lock:
+                        self.tally.acknowledged.append(message)
+            self.stop.wait(self.args.post_pause)
+        if client is not None:
+            client.close()
+
+    def h2_reader(self, index: int) -> None:
+        """The readers' mix as three concurrent streams of one HTTP/2 connection."""
+        client = None
+        etag = None
+        for number in range(MAX_REQUESTS):
+            if self.stop.is_set():
+                break
+            maps_headers = [("accept-encoding", "gzip")] + ([("if-none-match", etag)] if etag else [])
+            chatts = "/getchatts" if number % 2 else "/getchatts?limit=50"
+            requests = [("GET", "/getmaps", maps_headers, None), ("GET", chatts, [], None),
+                        ("GET", "/healthz", [], None)]
+            client, answers = self.h2_exchange(client, requests)
+            for (method, path, _, _), answer in zip(requests, answers):
+                if answer is None or answer is REFUSED:
+                    continue
+                self.tally.record(f"{method} {path} (HTTP/2)", answer.status, answer, http2=True)
+                if path == "/getmaps" and answer.status in (200, 304):
+                    etag = answer.getheader("etag") or etag
+            self.stop.wait(self.args.read_pause)
+        if client is not None:
+            client.close()
 
     def trimmer(self) -> None:
         """Another writer: keeps the newest KEEP_ROWS chatts, moving older ones to soak_archive in one statement."""
@@ -205,12 +432,22 @@ class Load:
             # Fails while PostgreSQL restarts; the next round catches up.
             psql(self.args, TRIM_SQL, check=False)
 
+    def guarded(self, target, *args) -> None:
+        """Runs one load thread; an exception that ends it early is a violation, not silently less load."""
+        try:
+            target(*args)
+        except Exception as error:  # noqa: BLE001 - any of them ends the thread
+            with self.tally.lock:
+                self.tally.violations.append(f"{target.__name__} thread died: {type(error).__name__}: {error}")
+
     def start(self) -> None:
         self.stop.clear()
-        self.threads = [threading.Thread(target=self.trimmer, daemon=True)]
-        self.threads += [threading.Thread(target=self.poster, args=(i,), daemon=True) for i in range(self.args.posters)]
-        self.threads += [threading.Thread(target=self.reader, args=(i,), daemon=True) for i in range(self.args.readers)]
-        self.threads.append(threading.Thread(target=self.vanisher, daemon=True))
+        targets = [(self.trimmer,)] + [(self.poster, i) for i in range(self.args.posters)]
+        targets += [(self.reader, i) for i in range(self.args.readers)]
+        targets += [(self.h2_poster, i) for i in range(self.args.h2_posters)]
+        targets += [(self.h2_reader, i) for i in range(self.args.h2_readers)]
+        targets.append((self.vanisher,))
+        self.threads = [threading.Thread(target=self.guarded, args=target, daemon=True) for target in targets]
         for thread in self.threads:
             thread.start()
 
@@ -338,6 +575,7 @@ class Sample:
     db: object
     clients: object
     requests: int
+    http2: int
     unavailable: int
 
 
@@ -354,6 +592,8 @@ def main() -> int:
     parser.add_argument("--pool-size", type=int, default=8)
     parser.add_argument("--posters", type=int, default=3)
     parser.add_argument("--readers", type=int, default=3)
+    parser.add_argument("--h2-posters", type=int, default=1)
+    parser.add_argument("--h2-readers", type=int, default=1)
     parser.add_argument("--post-pause", type=float, default=0.2)
     parser.add_argument("--read-pause", type=float, default=0.01)
     parser.add_argument("--vanish-pause", type=float, default=0.05)
@@ -368,10 +608,11 @@ def main() -> int:
 
     def sample(offset: int, phase: str) -> Sample:
         taken = Sample(offset, phase, probe.rss_bytes(), probe.fds(), probe.db_sessions(), probe.client_connections(),
-                       tally.requests, tally.count(503))
+                       tally.requests, tally.http2_requests, tally.count(503))
         samples.append(taken)
         print(f"{taken.offset:6d}  {taken.phase:9s} {taken.rss / 1048576:7.1f} {taken.fds:5d} {str(taken.db):>3s} "
-              f"{str(taken.clients):>7s} {taken.requests:9d} {taken.unavailable:6d} {len(tally.violations):6d}",
+              f"{str(taken.clients):>7s} {taken.requests:9d} {taken.http2:7d} {taken.unavailable:6d} "
+              f"{len(tally.violations):6d}",
               flush=True)
         return taken
 
@@ -387,7 +628,7 @@ def main() -> int:
     psql(args, ARCHIVE_SQL)
     print(f"soak: {args.minutes:g} min, PostgreSQL restart every {RESTART_EVERY_SECONDS} s from "
           f"{FIRST_RESTART_SECONDS} s, samples every {SAMPLE_SECONDS} s", flush=True)
-    print("   t s  phase      RSS MB   fds  db clients  requests   503s  wrong", flush=True)
+    print("   t s  phase      RSS MB   fds  db clients  requests  HTTP/2   503s  wrong", flush=True)
     load.start()
     time.sleep(WARMUP_SECONDS)
     load.finish()
@@ -420,6 +661,7 @@ def main() -> int:
     acknowledged = set(tally.acknowledged)
     missing = [m for m in acknowledged if counts.get(m, 0) != 1]
     doubled = [m for m, n in counts.items() if n > 1]
+    refused_stored = [m for m in tally.refused_posts if counts.get(m, 0)]
     baseline_other = baseline.fds - (baseline.db or 0)
     final_other = final.fds - (final.db or 0)
     rss_allowed = baseline.rss + RSS_SLACK_BYTES
@@ -428,6 +670,8 @@ def main() -> int:
         (f"{len(acknowledged)} posts acknowledged, every one stored once (in chatts or soak_archive)", not missing,
          f"missing or not once: {missing[:5]}"),
         ("no chatt stored twice", not doubled, f"doubled: {doubled[:5]}"),
+        (f"{len(tally.refused_posts)} HTTP/2 posts refused unprocessed at a GOAWAY, none stored", not refused_stored,
+         f"stored: {refused_stored[:5]}"),
         ("only 200, 304, 503 with Retry-After (and 404 for a since id trimmed away), no client error",
          not tally.violations,
          f"{len(tally.violations)}: {tally.violations[:5]}"),
@@ -439,12 +683,14 @@ def main() -> int:
          f"(baseline {baseline.rss / 1048576:.1f} MB, allowed {rss_allowed / 1048576:.1f} MB)",
          final.rss <= rss_allowed, "grew past the allowance"),
         ("/readyz 200 after the load", ready == 200, f"/readyz {ready}"),
+        (f"HTTP/2 clients served: {tally.http2_requests} requests", tally.http2_requests > 0, "no HTTP/2 request answered"),
         (f"{len(database.restarts)} PostgreSQL restarts", len(database.restarts) >= max(1, int(args.minutes)),
          "fewer restarts than minutes"),
     ]
     summary = [
-        f"requests: {tally.requests} ({', '.join(f'{k}: {v}' for k, v in sorted(tally.statuses.items(), key=str))}); "
-        f"clients vanished mid-request: {load.vanished}",
+        f"requests: {tally.requests} ({', '.join(f'{k}: {v}' for k, v in sorted(tally.statuses.items(), key=str))}), "
+        f"{tally.http2_requests} of them over HTTP/2 ({tally.refused_streams} more streams refused unprocessed, "
+        f"at the stream cap's GOAWAY); clients vanished mid-request: {load.vanished}",
         f"restarts (offset s, mode, seconds down): "
         + ", ".join(f"{o:g} {m} {d:.1f}" for o, m, d in database.restarts),
         f"feed (held near {KEEP_ROWS} chatts): {baseline_feed} bytes at baseline, {final_feed} after; RSS under load: median "
@@ -463,11 +709,11 @@ def main() -> int:
         for line in summary:
             if line:
                 report.write(f"- {line}\n")
-        report.write("\n| t s | phase | RSS MB | fds | db sessions | client conns | requests | 503s |\n")
-        report.write("|--:|---|--:|--:|--:|--:|--:|--:|\n")
+        report.write("\n| t s | phase | RSS MB | fds | db sessions | client conns | requests | of them HTTP/2 | 503s |\n")
+        report.write("|--:|---|--:|--:|--:|--:|--:|--:|--:|\n")
         for s in samples:
             report.write(f"| {s.offset} | {s.phase} | {s.rss / 1048576:.1f} | {s.fds} | {s.db} | {s.clients} | "
-                         f"{s.requests} | {s.unavailable} |\n")
+                         f"{s.requests} | {s.http2} | {s.unavailable} |\n")
         report.write("\n")
         for text, ok, detail in checks:
             report.write(f"- {'ok' if ok else '**FAIL**'}: {text}{'' if ok else f' ({detail})'}\n")
