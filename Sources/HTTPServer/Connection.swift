@@ -5,22 +5,6 @@ import Syscalls
 import Glibc
 #endif
 
-/// What every connection of one server shares.
-struct ConnectionEnvironment: Sendable {
-    let configuration: ServerConfiguration
-    let handler: HTTPHandler
-    /// Where blocking plans run, so a blocking handler never stalls an I/O queue.
-    let handlers: HandlerPool
-    let dates: DateCache
-    let statistics: ServerStatistics
-    /// Connections open per client address, for the per-client limit.
-    let clients: ClientConnections
-    /// Starts every request id this server makes (see `RequestID`).
-    let requestIDPrefix: String
-    /// Called once, on the connection's queue, after its socket is closed.
-    let onClose: @Sendable (Connection) -> Void
-}
-
 /// One client connection on Dispatch: its socket's readiness (from its queue's `ReadinessLoop`), the TLS
 /// handshake and its deadline, the output queue, and the protocol driver that takes over once the transport is
 /// ready. The driver decides everything about requests; this class reads, writes, arms the timer and closes.
@@ -29,10 +13,6 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     let queue: DispatchQueue
     private let loop: ReadinessLoop
     private let fd: Int32
-    /// The socket's peer.
-    private let peer: ClientAddress
-    /// Whether the peer is a trusted proxy, whose PROXY header (if it sends one) names the client.
-    private let peerIsTrustedProxy: Bool
     /// Who the requests are from: the peer, or the client a trusted proxy names.
     private var identity: ClientIdentity
     /// The address this connection is counted under in `environment.clients`, once admitted.
@@ -72,10 +52,9 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
         self.id = id
         self.loop = loop
         self.fd = fd
-        self.peer = peer
         self.admitted = admitted
-        peerIsTrustedProxy = environment.configuration.trustedProxies.contains { $0.contains(peer.ip) }
-        awaitingProxyHeader = peerIsTrustedProxy
+        // A trusted proxy's PROXY header, if it sends one, names the client.
+        awaitingProxyHeader = environment.configuration.trustedProxies.contains { $0.contains(peer.ip) }
         identity = ClientIdentity(connection: peer, forwardingProxies: [])
         queue = loop.queue
         self.transport = transport
@@ -283,27 +262,18 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
         seen.withUnsafeBytes { driver?.received($0, at: .now) }
     }
 
-    /// Reads a trusted proxy's PROXY header, if the connection starts with one, without touching what follows
-    /// it (the TLS handshake, or the first request): the bytes are peeked, and only the header's consumed.
+    /// Reads a trusted proxy's PROXY header, if there is one (see `ProxyHeaderReader`), then goes on to the
+    /// handshake.
     private func readProxyHeader() {
-        var peeked = [UInt8](repeating: 0, count: ProxyProtocol.maxVersion2Length)
-        let outcome = try? Syscall.nonBlocking("recv") { recv(fd, &peeked, peeked.count, Int32(MSG_PEEK)) }
-        guard case .done(let count)? = outcome else {
-            if outcome != .wouldBlock { close() }  // an error, or `nil` for EOF is handled below
-            return
-        }
-        guard count > 0 else { return close() }
-        switch ProxyProtocol.parse(Array(peeked.prefix(count))) {
+        switch ProxyHeaderReader.read(fd) {
         case .incomplete:
             return  // the loop reports the socket again when more arrives
-        case .invalid:
+        case .unusable:
             return close()
         case .absent:
             // A proxy that sends no header forwards clients per request, in X-Forwarded-For.
             identity.forwardingProxies = environment.configuration.trustedProxies
-        case .header(let length, let client, let port):
-            var header = [UInt8](repeating: 0, count: length)
-            guard (try? Syscall.run("recv") { recv(fd, &header, length, 0) }) == length else { return close() }
+        case .header(let client, let port):
             if let client {
                 identity.connection = ClientAddress(ip: client, port: port)
                 guard environment.clients.admit(client) else {
