@@ -376,7 +376,8 @@ class Load:
 
     def h2_poster(self, index: int) -> None:
         """Three posts at once on one HTTP/2 connection, then a pause. Three streams a batch do not divide the
-        stream cap (1000), so some batch straddles a GOAWAY and has streams refused."""
+        stream cap (1000), so some batch straddles it: the server's GOAWAY then names the last stream it took
+        from that batch (all three, when they arrived together), and any stream above it counts as refused."""
         client = None
         for number in range(MAX_REQUESTS):
             if self.stop.is_set():
