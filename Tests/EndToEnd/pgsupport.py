@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,6 +29,24 @@ def with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     query = "&".join(p for p in parts.query.split("&") if p and not p.startswith("dbname="))
     return f"{parts.scheme}://{parts.netloc}/{name}" + (f"?{query}" if query else "")
+
+
+@contextmanager
+def migrated_database(admin_url: str, binary: str, migrations, prefix: str, seed_sql: str = ""):
+    """A new database named `prefix` and a random suffix, migrated by `chatterd migrate` and seeded with
+    `seed_sql`; yields its URL and drops it afterwards."""
+    name = prefix + uuid.uuid4().hex[:10]
+    psql(admin_url, f"CREATE DATABASE {name};")
+    url = with_database(admin_url, name)
+    try:
+        done = subprocess.run([binary, "migrate", "--database-url", url, "--migrations", str(migrations)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        if seed_sql:
+            psql(url, seed_sql)
+        yield url
+    finally:
+        psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
 
 
 def count_chatts(url: str) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from h2wire import H2Conn, SettingCodes
-from pgsupport import psql, with_database
+from pgsupport import migrated_database
 from wire import Conn, build_request
 
 ROWS = 1000  # a /getmaps of about 160 KB, as bench/soak.sh serves
@@ -68,18 +68,12 @@ def slowhttptest() -> str:
 @pytest.fixture(scope="module")
 def feed_url(env):
     """A database of its own with ROWS chatts, so the shared one stays small."""
-    name = "e2e_slow_" + os.urandom(5).hex()
-    psql(env.admin_url, f"CREATE DATABASE {name};")
-    url = with_database(env.admin_url, name)
-    done = subprocess.run([env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    psql(url, f"""INSERT INTO chatts (name, message, geodata)
-                  SELECT 'user' || (g % 50), 'Hello from the Diag #' || g,
-                         format('[%s,%s,"North","walking"]', 42.2 + g / 1e5, -83.8 + g / 1e5)
-                  FROM generate_series(1, {ROWS}) AS g;""")
-    yield url
-    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+    seed = f"""INSERT INTO chatts (name, message, geodata)
+               SELECT 'user' || (g % 50), 'Hello from the Diag #' || g,
+                      format('[%s,%s,"North","walking"]', 42.2 + g / 1e5, -83.8 + g / 1e5)
+               FROM generate_series(1, {ROWS}) AS g;"""
+    with migrated_database(env.admin_url, env.binary, env.migrations, "e2e_slow_", seed) as url:
+        yield url
 
 
 @dataclass
@@ -198,8 +192,9 @@ def attack(slowhttptest, start_server, url, mode: str, config: str) -> tuple[Fig
         if attacker.poll() is None:
             attacker.kill()
             attacker.wait(5)
+        prober.stop.set()
+        probing.join(5)  # no probe starts after this, so finish() waits for every one that started
         prober.finish()
-        probing.join(5)
     answered = sorted(p.seconds for p in prober.probes if p.status == 200)
     failed = [p for p in prober.probes if p.status != 200]
     refused, shed = counters(server)

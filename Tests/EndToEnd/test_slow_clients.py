@@ -6,14 +6,12 @@ from __future__ import annotations
 import re
 import signal
 import socket
-import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from pgsupport import psql, with_database
+from pgsupport import migrated_database
 from processes import wait_until
 from wire import ConnectionClosed, build_request
 
@@ -23,18 +21,12 @@ SEEDED_ROWS = 20000
 @pytest.fixture(scope="module")
 def seeded_url(env):
     """A separate database, migrated with `chatterd migrate` and holding SEEDED_ROWS chatts."""
-    name = "e2e_big_" + uuid.uuid4().hex[:10]
-    psql(env.admin_url, f"CREATE DATABASE {name};")
-    url = with_database(env.admin_url, name)
-    done = subprocess.run([env.binary, "migrate", "--database-url", url, "--migrations", str(env.migrations)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    psql(url, f"""INSERT INTO chatts (name, message, geodata)
-                  SELECT 'seed' || (g % 97), 'seeded message number ' || g || ' with some padding text',
-                         '[42.2936,-83.7166,"North","walking"]'
-                  FROM generate_series(1, {SEEDED_ROWS}) AS g;""")
-    yield url
-    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+    seed = f"""INSERT INTO chatts (name, message, geodata)
+               SELECT 'seed' || (g % 97), 'seeded message number ' || g || ' with some padding text',
+                      '[42.2936,-83.7166,"North","walking"]'
+               FROM generate_series(1, {SEEDED_ROWS}) AS g;"""
+    with migrated_database(env.admin_url, env.binary, env.migrations, "e2e_big_", seed) as url:
+        yield url
 
 
 def rss_bytes(pid: int) -> int:
