@@ -40,7 +40,7 @@ DEFAULT_CAP = 512
 
 # slowhttptest's options for each mode, and what it asks for.
 MODES = {
-    # The operations issue's measurement: a 512-1024 byte window, 32 bytes read every 5 s, 3 requests pipelined.
+    # A 512-1024 byte receive window, 32 bytes read every 5 s, 3 requests pipelined.
     "slow-read": (["-X", "-w", "512", "-y", "1024", "-n", "5", "-z", "32", "-k", "3"], "/getmaps"),
     # A header line of up to 24 bytes every 5 s, after the request line.
     "slowloris": (["-H", "-i", "5", "-x", "24"], "/getmaps"),
