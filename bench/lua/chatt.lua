@@ -39,4 +39,14 @@ function chatt.init()
     math.randomseed(thread_number * 7919 + os.time())
 end
 
+-- A wrk request() that posts makeBody(RUN, THREAD, N) to /postmaps, N counting the thread's requests.
+function chatt.poster(makeBody)
+    local headers = { ["Content-Type"] = "application/json; charset=utf-8" }
+    local n = 0
+    return function()
+        n = n + 1
+        return wrk.format("POST", "/postmaps", headers, makeBody(run_name, thread_number, n))
+    end
+end
+
 return chatt

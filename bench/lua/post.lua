@@ -5,11 +5,4 @@ require("report")
 
 setup = chatt.setup
 init = chatt.init
-
-local headers = { ["Content-Type"] = "application/json; charset=utf-8" }
-local n = 0
-
-function request()
-    n = n + 1
-    return wrk.format("POST", "/postmaps", headers, chatt.body(run_name, thread_number, n))
-end
+request = chatt.poster(chatt.body)
