@@ -31,24 +31,40 @@ enum ChattBatchInsert {
             """)
 
     /// Stores `chatts` in order and returns each one's outcome, the stored row on success, in the same order.
+    /// `inserted` runs once, when every row that will be stored has its sequence number: as soon as the batch's
+    /// rows are back, while its commit still waits for the disk (see `PGConnection.queryCommitting`), or when
+    /// the batch has failed.
     ///
     /// When the server refuses the batch because of a value (too long, bad encoding, NUL), nothing of it was
     /// stored, so the rows are retried one by one and only the bad ones fail. Any other failure is every row's:
     /// after a lost connection the outcome is unknown, and retrying could store a chatt twice.
-    static func write(_ chatts: [NewChatt], on connection: PGConnection) -> [Result<SequencedChatt, StoreError>] {
+    static func write(
+        _ chatts: [NewChatt], on connection: PGConnection, inserted: () -> Void
+    ) -> [Result<SequencedChatt, StoreError>] {
+        var told = false
+        func tell() {
+            if !told { inserted() }
+            told = true
+        }
+        defer { tell() }
         let columns = [
             TextArrayLiteral.encode(chatts.map(\.name)),
             TextArrayLiteral.encode(chatts.map(\.message)),
             TextArrayLiteral.encode(chatts.map(\.geodata)),
         ]
-        do throws(StoreError) {
-            let stored = try connection.query(batchStatement, columns).sequencedChatts()
-            // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
-            guard stored.count == chatts.count else { throw StoreError(.decodingFailed(column: "seq")) }
-            return stored.sorted { $0.sequence < $1.sequence }.map { .success($0) }
-        } catch {
-            guard chatts.count > 1, case .rejected = error.repositoryError else {
+        do throws(PipelineFailure) {
+            let result = try connection.queryCommitting(batchStatement, columns, executed: tell)
+            do throws(StoreError) {
+                let stored = try result.sequencedChatts()
+                // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
+                guard stored.count == chatts.count else { throw StoreError(.decodingFailed(column: "seq")) }
+                return stored.sorted { $0.sequence < $1.sequence }.map { .success($0) }
+            } catch {
                 return Array(repeating: .failure(error), count: chatts.count)
+            }
+        } catch {
+            guard chatts.count > 1, !error.committing, case .rejected = error.error.repositoryError else {
+                return Array(repeating: .failure(error.error), count: chatts.count)
             }
             return writeOneByOne(chatts, on: connection)
         }

@@ -2,69 +2,97 @@ import ChattModel
 import Dispatch
 import Locking
 
-/// Group commit: concurrent inserts share one statement and one commit instead of paying a commit each.
+/// Group commit: concurrent inserts share one statement and one commit instead of paying a commit each, and
+/// the next batch is written while the last one's commit waits for the disk, so their WAL flushes overlap.
 ///
-/// Callers queue their chatt with a completion and return at once; nothing blocks a caller's thread. One writer
-/// (a serial queue of its own) borrows a pooled connection, takes what is queued by then (at most
-/// `maximumBatchSize`, oldest first), writes it in one round trip, and goes on with the next batch while another
-/// queue announces the new rows to other processes (`ChattsChangedNotice`) on the batch's connection and then
-/// completes the batch's inserts. So a lone post is written at once, with no timer, posts arriving while a batch
-/// commits go together in the next one, and sequence numbers follow the queue order. Every insert of a batch gets
-/// the same `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after
-/// the announcement, so another process can have heard of a chatt by the time its post is answered.
+/// Callers queue their chatt with a completion and return at once; nothing blocks a caller's thread. A batch
+/// runs on a lane (a serial queue of its own): it borrows a pooled connection, takes what is queued by then (at
+/// most `maximumBatchSize`, oldest first) and writes it in one round trip (`ChattBatchInsert`). As soon as its
+/// rows are back, and its commit is still on the way, the next batch may start on another lane: up to
+/// `maximumInFlight` batches are in flight, but only one at a time is being written, so batches insert, and
+/// number their rows, in queue order. After its commit a batch announces its rows to other processes
+/// (`ChattsChangedNotice`) on its connection; then its inserts are completed, in batch order: a batch that
+/// committed before the one ahead of it waits for it, so answers, and the feed cache's appends, follow the
+/// order of the rows. A lone post is written at once, with no timer. Every insert of a batch gets the same
+/// `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after the
+/// announcement, so another process can have heard of a chatt by the time its post is answered.
 ///
-/// An insert still queued when the pool's acquire timeout has passed gives up with `.poolTimeout`, even while the
-/// writer is stuck on a batch; past `maximumQueued` waiting inserts, a new one is refused at once (`.queueFull`).
+/// An insert still queued when the pool's acquire timeout has passed gives up with `.poolTimeout`, even while
+/// the lanes are stuck; past `maximumQueued` waiting inserts, a new one is refused at once (`.queueFull`).
 final class InsertBatcher: Sendable {
+    /// What a batch has reached, for tests that hold one batch's commit while another commits.
+    enum BatchEvent: Sendable, Equatable {
+        /// The batch numbered so (counting from 0) has its rows inserted; its commit is on the way.
+        case inserted(Int)
+        /// The batch has committed (or failed); its inserts are completed once every batch before it is.
+        case settled(Int)
+    }
+
     /// The most rows written in one statement.
     let maximumBatchSize: Int
+    /// The most batches in flight: one being written while the others commit.
+    let maximumInFlight: Int
     private let pool: PGConnectionPool
     /// Names this process in announcements, so that its own change listener can tell them from others' (empty: a
     /// name no listener is told to skip).
     let origin: String
     private let waitLimit: DispatchTimeInterval
-    private let writer = DispatchQueue(label: "chatterd.insert-writer")
-    private let announcer = DispatchQueue(label: "chatterd.insert-announcer")
+    /// One serial queue per batch in flight, which it blocks for its round trips.
+    private let lanes: [DispatchQueue]
+    /// Completes inserts one batch at a time, in batch order.
+    private let completer = DispatchQueue(label: "chatterd.insert-completions")
+    private let observe: @Sendable (BatchEvent) -> Void
     private let state: Locked<State>
 
-    private struct State {
+    fileprivate struct State {
         var queue: InsertQueue<PendingInsert>
-        /// Whether the writer is running (it stops when it finds the queue empty); at most one runs.
+        /// Whether a batch is between borrowing its connection and having its rows inserted; the next one waits.
         var isWriting = false
+        var idleLanes: [Int]
+        var order = InOrderRelease<SettledBatch>()
         /// Whether a check for inserts past their deadline is scheduled; one is whenever any insert waits.
         var expiryScheduled = false
     }
 
     /// Creates a batcher writing through `pool`; an insert still queued after the pool's acquire timeout gives up.
-    init(pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500, maximumQueued: Int = 4096) {
+    /// `observe` hears of each batch's progress, on its lane.
+    init(
+        pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500, maximumQueued: Int = 4096,
+        maximumInFlight: Int = 2, observe: @escaping @Sendable (BatchEvent) -> Void = { _ in }
+    ) {
         precondition(maximumBatchSize > 0, "a batch holds at least one row")
+        precondition(maximumInFlight > 0, "at least one batch is written at a time")
         self.pool = pool
         self.origin = origin
         self.maximumBatchSize = maximumBatchSize
+        self.maximumInFlight = maximumInFlight
+        self.observe = observe
         waitLimit = pool.acquireTimeout
-        state = Locked(State(queue: InsertQueue(capacity: maximumQueued)))
+        lanes = (0..<maximumInFlight).map { DispatchQueue(label: "chatterd.insert-lane.\($0)") }
+        state = Locked(State(queue: InsertQueue(capacity: maximumQueued), idleLanes: Array(0..<maximumInFlight)))
     }
 
-    /// How many inserts are queued, not yet taken into a batch (the writer may be waiting for a connection).
+    /// How many inserts are queued, not yet taken into a batch (a lane may be waiting for a connection).
     var queuedCount: Int {
         state.withLock { $0.queue.count }
     }
 
-    /// Stores `chatt`; `completion` runs once the batch holding it has committed and been announced, or has
-    /// failed: with the batch's stored rows, `.poolTimeout` when it waited longer than the pool's acquire timeout
-    /// without being written, `.queueFull` (on the caller's thread) when too many inserts wait, any error
-    /// borrowing a connection, or the error of its own row (`.connectionLost` when the outcome is unknown).
+    /// Stores `chatt`; `completion` runs once the batch holding it has committed and been announced, and every
+    /// batch before it has completed, or once it has failed: with the batch's stored rows, `.poolTimeout` when it
+    /// waited longer than the pool's acquire timeout without being written, `.queueFull` (on the caller's thread)
+    /// when too many inserts wait, any error borrowing a connection, or the error of its own row
+    /// (`.connectionLost` when the outcome is unknown).
     func store(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, StoreError>) -> Void) {
-        let (accepted, startsWriter, expiryCheck) = state.withLock { state in
+        let (accepted, lane, expiryCheck) = state.withLock { state in
             let deadline = DispatchTime.now() + waitLimit
             guard state.queue.append(PendingInsert(chatt: chatt, complete: completion), deadline: deadline) else {
-                return (false, false, DispatchTime?.none)
+                return (false, Int?.none, DispatchTime?.none)
             }
-            defer { state.isWriting = true; state.expiryScheduled = true }
-            return (true, !state.isWriting, state.expiryScheduled ? nil : deadline)
+            defer { state.expiryScheduled = true }
+            return (true, state.laneForNextBatch(), state.expiryScheduled ? nil : deadline)
         }
         guard accepted else { return completion(.failure(StoreError(.queueFull))) }
-        if startsWriter { writer.async { self.writeQueuedBatches() } }
+        if let lane { start(on: lane) }
         if let expiryCheck { scheduleExpiryCheck(at: expiryCheck) }
     }
 
@@ -86,20 +114,13 @@ final class InsertBatcher: Sendable {
         _ = try store(chatt)
     }
 
-    /// Writes batches until the queue is empty; runs on `writer`.
-    private func writeQueuedBatches() {
-        repeat {
-            writeBatch()
-        } while state.withLock { state in
-            // Under the lock, so an insert queued now either is seen here or starts the writer again itself.
-            state.isWriting = !state.queue.isEmpty
-            return state.isWriting
-        }
+    private func start(on lane: Int) {
+        lanes[lane].async { self.writeBatch(on: lane) }
     }
 
-    /// Writes one batch and hands it to `announcer`, which announces it, returns its connection to the pool and
-    /// completes its inserts while the writer goes on.
-    private func writeBatch() {
+    /// Writes one batch on `lane`: borrows a connection, takes the batch, inserts it (letting the next batch start
+    /// once its rows are in), waits for its commit, announces it and settles it.
+    private func writeBatch(on lane: Int) {
         let connection: PGConnection
         do {
             // The connection comes first: inserts arriving while the pool makes us wait join this batch.
@@ -108,17 +129,46 @@ final class InsertBatcher: Sendable {
             // No connection: everyone queued would wait for the same pool, so they all get this answer now.
             let everyone = state.withLock { $0.queue.removeAll() }
             for pending in everyone { pending.complete(.failure(error)) }
-            return
+            return writingEnded(freeing: lane)
         }
-        let batch = state.withLock { $0.queue.take(maximumBatchSize) }
-        guard !batch.isEmpty else { return pool.checkIn(connection) }
-        let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection)
-        let stored = ChattBatch(rows.compactMap { try? $0.get() })
-        announcer.async { [origin, pool] in
-            if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
+        let taken = state.withLock { state -> (batch: [PendingInsert], number: Int)? in
+            let batch = state.queue.take(maximumBatchSize)
+            return batch.isEmpty ? nil : (batch, state.order.number())
+        }
+        guard let (batch, number) = taken else {
             pool.checkIn(connection)
-            for (pending, row) in zip(batch, rows) { pending.complete(row.map { _ in stored }) }
+            return writingEnded(freeing: lane)
         }
+        let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection) {
+            observe(.inserted(number))
+            writingEnded(freeing: nil)
+        }
+        let stored = ChattBatch(rows.compactMap { try? $0.get() })
+        if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
+        pool.checkIn(connection)
+        observe(.settled(number))
+        settle(SettledBatch(inserts: batch, outcomes: rows.map { $0.map { _ in stored } }), number, freeing: lane)
+    }
+
+    /// The batch being written has its rows in (or never got any): the next may start, on `lane` if it is free.
+    private func writingEnded(freeing lane: Int?) {
+        let next = state.withLock { state in
+            state.isWriting = false
+            if let lane { state.idleLanes.append(lane) }
+            return state.laneForNextBatch()
+        }
+        if let next { start(on: next) }
+    }
+
+    /// Completes `batch`, numbered `number`, and every batch after it that was waiting for it, in order.
+    private func settle(_ batch: SettledBatch, _ number: Int, freeing lane: Int) {
+        let next = state.withLock { state in
+            // Queued under the lock, so batches released by different lanes complete in the order released.
+            for released in state.order.finish(number, batch) { completer.async { released.complete() } }
+            state.idleLanes.append(lane)
+            return state.laneForNextBatch()
+        }
+        if let next { start(on: next) }
     }
 
     private func scheduleExpiryCheck(at deadline: DispatchTime) {
@@ -135,6 +185,26 @@ final class InsertBatcher: Sendable {
         }
         if let nextCheck { scheduleExpiryCheck(at: nextCheck) }
         for pending in overdue { pending.complete(.failure(StoreError(.poolTimeout))) }
+    }
+}
+
+extension InsertBatcher.State {
+    /// Claims a lane for the next batch when one may start now: inserts wait, no batch is being written, and a
+    /// lane is free.
+    fileprivate mutating func laneForNextBatch() -> Int? {
+        guard !isWriting, !queue.isEmpty, let lane = idleLanes.popLast() else { return nil }
+        isWriting = true
+        return lane
+    }
+}
+
+/// A batch's inserts with their outcomes, waiting for the batches before it.
+private struct SettledBatch: Sendable {
+    let inserts: [PendingInsert]
+    let outcomes: [Result<ChattBatch, StoreError>]
+
+    func complete() {
+        for (pending, outcome) in zip(inserts, outcomes) { pending.complete(outcome) }
     }
 }
 

@@ -77,8 +77,8 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Whether the connection may go back to the pool: open, and not left inside a transaction.
     var isReusable: Bool {
-        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && !serverIsClosing
-            && !sessionIsReadOnly
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+            && PQpipelineStatus(handle) == PQ_PIPELINE_OFF && !serverIsClosing && !sessionIsReadOnly
     }
 
     /// Whether an idle connection is still usable, noticing a server that closed it in the meantime.
@@ -130,6 +130,16 @@ public final class PGConnection: @unchecked Sendable {
             return owned
         default:
             throw failure(sqlState: owned.sqlState, message: owned.primaryMessage ?? errorMessage)
+        }
+    }
+
+    /// The failure of a libpq call that gave no result: libpq's message, as a lost connection if it is one.
+    func failureWithoutResult() -> StoreError {
+        do throws(StoreError) {
+            _ = try checked(nil)
+            return StoreError(.queryFailed)
+        } catch {
+            return error
         }
     }
 
