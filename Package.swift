@@ -43,8 +43,8 @@ let package = Package(
         .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
-        // PostgreSQL storage over libpq: pool, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "Locking"]),
+        // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
+        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
         .target(
             name: "ChatterdKit",
