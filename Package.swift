@@ -74,9 +74,11 @@ let package = Package(
             path: "fuzz/http2-session",
             exclude: ["corpus", "dict", "product", "make-corpus.py"], linkerSettings: exportFuzzerDriver),
 
-        // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
+        // Test doubles and helpers shared by several test targets: a repository in memory, a blocking feed read,
+        // gunzip, a log pipe.
         .target(
-            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "Syscalls", "CZlib"],
+            name: "TestSupport",
+            dependencies: ["ChattModel", "ChattFeed", "ChattAPI", "Locking", "Logging", "Syscalls", "CZlib"],
             path: "Tests/TestSupport"),
         .testTarget(name: "SyscallsTests", dependencies: ["Syscalls"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

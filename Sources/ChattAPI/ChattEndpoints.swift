@@ -1,8 +1,10 @@
 import ChattFeed
 import ChattModel
+import Dispatch
 import HTTPCore
 
-/// The handlers behind each route. Repository calls block the calling thread, but for posts.
+/// The handlers behind each route. Nothing here blocks: a post is handed to the store with a completion, and
+/// reads that need the store suspend in a task until it answers or their deadline passes.
 struct ChattEndpoints: Sendable {
     /// Where chatts are stored and read.
     let repository: any ChattRepository
@@ -12,6 +14,10 @@ struct ChattEndpoints: Sendable {
     let metrics: (@Sendable () -> String)?
     /// Encoded feeds, shared between requests while the store is unchanged.
     let cache: ChattFeedCache
+    /// The longest a request waits for the store before it is answered 503.
+    let patience: DispatchTimeInterval
+    /// Where the tasks of requests that wait for the store run.
+    let executor: DispatchTaskExecutor
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -25,7 +31,7 @@ struct ChattEndpoints: Sendable {
     }
 
     /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Validation is ready
-    /// at once; the store writes the chatt on a thread of its own, so a post holds no handler thread.
+    /// at once; the store writes the chatt on queues of its own and completes it, so a post waits on no thread.
     func planPost(_ body: [UInt8], acceptingGeodata: Bool) -> ResponsePlan {
         let chatt: NewChatt
         do {
@@ -51,8 +57,8 @@ struct ChattEndpoints: Sendable {
     }
 
     /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows): ready at once from a current feed
-    /// that needs nothing slow (no database, no compression, no slice), else work that reads the cache, which may
-    /// block on the database.
+    /// that needs nothing slow (no database, no compression, no slice), else a task that reads the cache, which
+    /// may wait for the store.
     func planFeed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let query: FeedQuery
         do {
@@ -60,21 +66,24 @@ struct ChattEndpoints: Sendable {
         } catch {
             return .ready(error.response)
         }
-        // A slice is a fresh copy of part of the feed: made on a handler thread, it never stalls an I/O queue.
+        // A slice is a fresh copy of part of the feed: made in the task, it never stalls an I/O queue.
         if query.isWholeFeed, let feed = cache.currentFeed(kind),
             let response = FeedResponse.readyWholeFeed(for: request, from: feed)
         {
             cache.countImmediateHit()
             return .ready(response)
         }
-        return .blocking {
-            let feed: EncodedFeed
-            do throws(RepositoryError) {
-                feed = try cache.feed(kind, from: repository)
-            } catch {
-                return APIError(error).response
+        let deadline = DispatchTime.now() + patience
+        return .deferred { [cache, repository, executor] respond in
+            Task(executorPreference: executor) {
+                let feed: EncodedFeed
+                do throws(RepositoryError) {
+                    feed = try await cache.feed(kind, from: repository, before: deadline)
+                } catch {
+                    return respond(APIError(error).response)
+                }
+                respond(await FeedResponse.make(for: request, query: query, from: feed))
             }
-            return FeedResponse.make(for: request, query: query, from: feed)
         }
     }
 
@@ -83,16 +92,21 @@ struct ChattEndpoints: Sendable {
         .json(.ok, Self.healthyBody)
     }
 
-    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off. Blocks.
-    func readyz() -> HTTPResponse {
-        do {
-            try repository.ping()
-            return .json(.ok, Self.readyBody)
-        } catch {
-            var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
-            response.headers.add("Retry-After", "1")
-            response.cause = error.detail
-            return response
+    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
+    func planReadyz() -> ResponsePlan {
+        let deadline = DispatchTime.now() + patience
+        return .deferred { [repository, executor] respond in
+            Task(executorPreference: executor) {
+                do throws(RepositoryError) {
+                    try await repository.ping(before: deadline)
+                    respond(.json(.ok, Self.readyBody))
+                } catch {
+                    var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
+                    response.headers.add("Retry-After", "1")
+                    response.cause = error.detail
+                    respond(response)
+                }
+            }
         }
     }
 

@@ -15,7 +15,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let logger: Logger
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
-    private let handlers: HandlerPool
     private let dates = DateCache()
     private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
@@ -55,9 +54,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
             try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
         }
-        self.handlers = HandlerPool(
-            threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
-            maxWaitSeconds: configuration.maxQueueWaitSeconds)
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -124,7 +120,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             transport = PlainTransport(fd: fd)
         }
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler, handlers: handlers, dates: dates,
+            configuration: configuration, handler: handler, dates: dates,
             statistics: statistics, clients: clients, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
@@ -205,7 +201,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             case .finish:
                 shutdownTimer?.cancel()
                 shutdownTimer = nil
-                handlers.stop()
                 shutdownCompletion?()
                 shutdownCompletion = nil
             }
