@@ -2,6 +2,7 @@ import ChattFeed
 import ChattModel
 import Dispatch
 import HTTPCore
+import TaskExecution
 
 /// The handlers behind each route. Nothing here blocks: a post is handed to the store with a completion, and
 /// reads that need the store suspend in a task until it answers or their deadline passes.

@@ -3,6 +3,7 @@ import ChattModel
 import Dispatch
 import HTTPCore
 import JSON
+import TaskExecution
 
 /// Routes requests to the chatt endpoints of docs/API.md, once per request, and says how each is answered.
 public struct ChattRouter: Sendable {

@@ -1,16 +1,17 @@
 import ChattModel
 import Dispatch
 import Locking
+import TaskExecution
 
 /// Group commit: concurrent inserts share one statement and one commit instead of paying a commit each, and
 /// the next batch is written while the last one's commit waits for the disk, so their WAL flushes overlap.
 ///
-/// Callers queue their chatt with a completion and return at once; nothing blocks a caller's thread. A batch
-/// runs on a lane (a serial queue of its own): it borrows a pooled connection, takes what is queued by then (at
-/// most `maximumBatchSize`, oldest first) and writes it in one round trip (`ChattBatchInsert`). As soon as its
-/// rows are back, and its commit is still on the way, the next batch may start on another lane: up to
-/// `maximumInFlight` batches are in flight, but only one at a time is being written, so batches insert, and
-/// number their rows, in queue order. After its commit a batch announces its rows to other processes
+/// Callers queue their chatt with a completion and return at once; nothing blocks a caller's thread, nor any
+/// other: a batch is a task that suspends while it waits for the database (`PGSession`). It borrows a pooled
+/// connection, takes what is queued by then (at most `maximumBatchSize`, oldest first) and writes it in one round
+/// trip (`ChattBatchInsert`). As soon as its rows are back, and its commit is still on the way, the next batch may
+/// start on another connection: up to `maximumInFlight` batches are in flight, but only one at a time is being
+/// written, so batches insert, and number their rows, in queue order. After its commit a batch announces its rows to other processes
 /// (`ChattsChangedNotice`) on its connection; then its inserts are completed, in batch order: a batch that
 /// committed before the one ahead of it waits for it, so answers, and the feed cache's appends, follow the
 /// order of the rows. A lone post is written at once, with no timer. Every insert of a batch gets the same
@@ -18,7 +19,10 @@ import Locking
 /// announcement, so another process can have heard of a chatt by the time its post is answered.
 ///
 /// An insert still queued when the pool's acquire timeout has passed gives up with `.poolTimeout`, even while
-/// the lanes are stuck; past `maximumQueued` waiting inserts, a new one is refused at once (`.queueFull`).
+/// every batch in flight is stuck; past `maximumQueued` waiting inserts, a new one is refused at once
+/// (`.queueFull`). A batch gives up on the database (`.timedOut`, its outcome unknown, so never retried) once its
+/// oldest insert has waited the acquire timeout and then the statement timeout: a post is answered within both,
+/// even when a silent network partition keeps the server's own statement timeout from reaching chatterd.
 final class InsertBatcher: Sendable {
     /// What a batch has reached, for tests that hold one batch's commit while another commits.
     enum BatchEvent: Sendable, Equatable {
@@ -37,10 +41,11 @@ final class InsertBatcher: Sendable {
     /// name no listener is told to skip).
     let origin: String
     private let waitLimit: DispatchTimeInterval
-    /// One serial queue per batch in flight, which it blocks for its round trips.
-    private let lanes: [DispatchQueue]
-    /// Completes inserts one batch at a time, in batch order.
-    private let completer = DispatchQueue(label: "chatterd.insert-completions")
+    /// How long a batch may take once its oldest insert has waited `waitLimit`.
+    private let writeLimit: DispatchTimeInterval
+    /// Runs the batches' tasks on the store's loop: their work between waits is short, a batch's next step then
+    /// never waits behind the readers' work on Dispatch's shared queues, and batches settle one at a time.
+    private let executor: DispatchTaskExecutor
     private let observe: @Sendable (BatchEvent) -> Void
     private let state: Locked<State>
 
@@ -48,14 +53,14 @@ final class InsertBatcher: Sendable {
         var queue: InsertQueue<PendingInsert>
         /// Whether a batch is between borrowing its connection and having its rows inserted; the next one waits.
         var isWriting = false
-        var idleLanes: [Int]
+        var inFlight = 0
         var order = InOrderRelease<SettledBatch>()
         /// Whether a check for inserts past their deadline is scheduled; one is whenever any insert waits.
         var expiryScheduled = false
     }
 
     /// Creates a batcher writing through `pool`; an insert still queued after the pool's acquire timeout gives up.
-    /// `observe` hears of each batch's progress, on its lane.
+    /// `observe` hears of each batch's progress.
     init(
         pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500, maximumQueued: Int = 4096,
         maximumInFlight: Int = 2, observe: @escaping @Sendable (BatchEvent) -> Void = { _ in }
@@ -68,11 +73,12 @@ final class InsertBatcher: Sendable {
         self.maximumInFlight = maximumInFlight
         self.observe = observe
         waitLimit = pool.acquireTimeout
-        lanes = (0..<maximumInFlight).map { DispatchQueue(label: "chatterd.insert-lane.\($0)") }
-        state = Locked(State(queue: InsertQueue(capacity: maximumQueued), idleLanes: Array(0..<maximumInFlight)))
+        writeLimit = pool.statementTimeout
+        executor = DispatchTaskExecutor(queue: pool.loop.queue)
+        state = Locked(State(queue: InsertQueue(capacity: maximumQueued)))
     }
 
-    /// How many inserts are queued, not yet taken into a batch (a lane may be waiting for a connection).
+    /// How many inserts are queued, not yet taken into a batch (one may be waiting for a connection).
     var queuedCount: Int {
         state.withLock { $0.queue.count }
     }
@@ -83,16 +89,16 @@ final class InsertBatcher: Sendable {
     /// when too many inserts wait, any error borrowing a connection, or the error of its own row
     /// (`.connectionLost` when the outcome is unknown).
     func store(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, StoreError>) -> Void) {
-        let (accepted, lane, expiryCheck) = state.withLock { state in
+        let (accepted, startsBatch, expiryCheck) = state.withLock { state in
             let deadline = DispatchTime.now() + waitLimit
             guard state.queue.append(PendingInsert(chatt: chatt, complete: completion), deadline: deadline) else {
-                return (false, Int?.none, DispatchTime?.none)
+                return (false, false, DispatchTime?.none)
             }
             defer { state.expiryScheduled = true }
-            return (true, state.laneForNextBatch(), state.expiryScheduled ? nil : deadline)
+            return (true, state.startsNextBatch(maximumInFlight), state.expiryScheduled ? nil : deadline)
         }
         guard accepted else { return completion(.failure(StoreError(.queueFull))) }
-        if let lane { start(on: lane) }
+        if startsBatch { startBatch() }
         if let expiryCheck { scheduleExpiryCheck(at: expiryCheck) }
     }
 
@@ -114,61 +120,63 @@ final class InsertBatcher: Sendable {
         _ = try store(chatt)
     }
 
-    private func start(on lane: Int) {
-        lanes[lane].async { self.writeBatch(on: lane) }
+    private func startBatch() {
+        Task(executorPreference: executor) { await self.writeBatch() }
     }
 
-    /// Writes one batch on `lane`: borrows a connection, takes the batch, inserts it (letting the next batch start
-    /// once its rows are in), waits for its commit, announces it and settles it.
-    private func writeBatch(on lane: Int) {
+    /// Writes one batch: borrows a connection, takes the batch, inserts it (letting the next batch start once its
+    /// rows are in), waits for its commit, announces it and settles it.
+    private func writeBatch() async {
         let connection: PGConnection
-        do {
+        do throws(StoreError) {
             // The connection comes first: inserts arriving while the pool makes us wait join this batch.
-            connection = try pool.checkOut()
+            connection = try await pool.checkOut(before: .now() + waitLimit)
         } catch {
             // No connection: everyone queued would wait for the same pool, so they all get this answer now.
             let everyone = state.withLock { $0.queue.removeAll() }
             for pending in everyone { pending.complete(.failure(error)) }
-            return writingEnded(freeing: lane)
+            return writingEnded(batchEnded: true)
         }
-        let taken = state.withLock { state -> (batch: [PendingInsert], number: Int)? in
-            let batch = state.queue.take(maximumBatchSize)
-            return batch.isEmpty ? nil : (batch, state.order.number())
+        let taken = state.withLock { state -> (batch: [PendingInsert], number: Int, deadline: DispatchTime)? in
+            guard let oldest = state.queue.nextDeadline else { return nil }
+            return (state.queue.take(maximumBatchSize), state.order.number(), oldest + writeLimit)
         }
-        guard let (batch, number) = taken else {
+        guard let (batch, number, deadline) = taken else {
             pool.checkIn(connection)
-            return writingEnded(freeing: lane)
+            return writingEnded(batchEnded: true)
         }
-        let rows = ChattBatchInsert.write(batch.map(\.chatt), on: connection) {
+        let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
+        let rows = await ChattBatchInsert.write(batch.map(\.chatt), in: session) { [self] in
             observe(.inserted(number))
-            writingEnded(freeing: nil)
+            writingEnded(batchEnded: false)
         }
         let stored = ChattBatch(rows.compactMap { try? $0.get() })
-        if !stored.chatts.isEmpty { ChattsChangedNotice.announce(origin: origin, on: connection) }
+        if !stored.chatts.isEmpty { await ChattsChangedNotice.announce(origin: origin, in: session) }
         pool.checkIn(connection)
         observe(.settled(number))
-        settle(SettledBatch(inserts: batch, outcomes: rows.map { $0.map { _ in stored } }), number, freeing: lane)
+        settle(SettledBatch(inserts: batch, outcomes: rows.map { $0.map { _ in stored } }), number)
     }
 
-    /// The batch being written has its rows in (or never got any): the next may start, on `lane` if it is free.
-    private func writingEnded(freeing lane: Int?) {
-        let next = state.withLock { state in
+    /// The batch being written has its rows in, or never got any (`batchEnded`): the next may start.
+    private func writingEnded(batchEnded: Bool) {
+        let startsNext = state.withLock { state in
             state.isWriting = false
-            if let lane { state.idleLanes.append(lane) }
-            return state.laneForNextBatch()
+            if batchEnded { state.inFlight -= 1 }
+            return state.startsNextBatch(maximumInFlight)
         }
-        if let next { start(on: next) }
+        if startsNext { startBatch() }
     }
 
-    /// Completes `batch`, numbered `number`, and every batch after it that was waiting for it, in order.
-    private func settle(_ batch: SettledBatch, _ number: Int, freeing lane: Int) {
-        let next = state.withLock { state in
-            // Queued under the lock, so batches released by different lanes complete in the order released.
-            for released in state.order.finish(number, batch) { completer.async { released.complete() } }
-            state.idleLanes.append(lane)
-            return state.laneForNextBatch()
+    /// Completes `batch`, numbered `number`, and every batch after it that was waiting for it, in order. Runs on
+    /// the loop (the batches' executor), so no other batch settles meanwhile.
+    private func settle(_ batch: SettledBatch, _ number: Int) {
+        let (released, startsNext) = state.withLock { state in
+            let released = state.order.finish(number, batch)
+            state.inFlight -= 1
+            return (released, state.startsNextBatch(maximumInFlight))
         }
-        if let next { start(on: next) }
+        for batch in released { batch.complete() }
+        if startsNext { startBatch() }
     }
 
     private func scheduleExpiryCheck(at deadline: DispatchTime) {
@@ -189,12 +197,13 @@ final class InsertBatcher: Sendable {
 }
 
 extension InsertBatcher.State {
-    /// Claims a lane for the next batch when one may start now: inserts wait, no batch is being written, and a
-    /// lane is free.
-    fileprivate mutating func laneForNextBatch() -> Int? {
-        guard !isWriting, !queue.isEmpty, let lane = idleLanes.popLast() else { return nil }
+    /// Whether the next batch starts now (then counted in): inserts wait, no batch is being written, and fewer
+    /// than `maximumInFlight` are in flight.
+    fileprivate mutating func startsNextBatch(_ maximumInFlight: Int) -> Bool {
+        guard !isWriting, !queue.isEmpty, inFlight < maximumInFlight else { return false }
         isWriting = true
-        return lane
+        inFlight += 1
+        return true
     }
 }
 

@@ -1,6 +1,6 @@
 import CLibPQ
 
-/// The steps of libpq's asynchronous query API that `PGStatement` takes as the socket allows. None blocks.
+/// The steps of libpq's asynchronous query API that `PGRoundTrip` takes as the socket allows. None blocks.
 extension PGConnection {
     /// The connection's socket, for the loop to watch.
     var socket: Int32 {
@@ -52,9 +52,12 @@ extension PGConnection {
         isAbandoned = true
     }
 
-    /// Back to blocking mode for the next caller, which may use the blocking calls.
-    func statementEnded() {
+    /// Out of pipeline mode (if in it, and every result is read) and back to blocking mode, for the next caller,
+    /// which may use the blocking calls.
+    func exchangeEnded() {
         guard !isAbandoned else { return }
+        // Fails only with results left unread, when the connection is broken: isReusable then drops it.
+        _ = PQexitPipelineMode(handle)
         _ = PQsetnonblocking(handle, 0)
     }
 }

@@ -21,7 +21,7 @@ public final class PGConnection: @unchecked Sendable {
     /// Set when the server refused a write because the session is read-only (a standby, or a primary an operator
     /// made read-only): a new connection may reach a writable server where this one never will.
     private var sessionIsReadOnly = false
-    /// Set when a caller gave up waiting for the server (`PGStatement`): whatever the connection still brings
+    /// Set when a caller gave up waiting for the server (`PGRoundTrip`): whatever the connection still brings
     /// belongs to a statement nobody waits for, so it is never lent again.
     var isAbandoned = false
     /// Enough reads of an idle socket to reach end-of-file after a few queued server messages.

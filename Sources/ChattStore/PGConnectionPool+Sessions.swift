@@ -2,7 +2,7 @@ import Dispatch
 import Locking
 
 /// A pooled connection lent to a suspended caller: its statements are sent and read by the pool's loop, and each
-/// gives up at the caller's deadline (see `PGStatement`).
+/// gives up at the caller's deadline (see `PGRoundTrip`).
 struct PGSession: Sendable {
     let connection: PGConnection
     let loop: PGEventLoop
@@ -12,14 +12,33 @@ struct PGSession: Sendable {
     /// Runs one statement like `PGConnection.query(_:_:)`, suspending instead of blocking.
     /// - Throws: as `PGConnection.query(_:_:)`, or `.timedOut` at the deadline (the connection is then dropped).
     func query(_ sql: String, _ parameters: [String?] = []) async throws(StoreError) -> PGResult {
-        let outcome = await withCheckedContinuation { continuation in
+        let exchange = try await run(SingleQuery(sql, parameters)).get()
+        return try (exchange.outcome ?? .failure(StoreError(.connectionLost))).get()
+    }
+
+    /// Runs `statement` in a transaction of its own and commits it in the same round trip (`CommittingQuery`);
+    /// `executed` is told, on the loop, as soon as its rows are back.
+    /// - Throws: the statement's failure, or the commit's (`committing`), or `.timedOut` at the deadline.
+    func queryCommitting(
+        _ statement: PreparedStatement, _ parameters: [String?], executed: @escaping @Sendable () -> Void
+    ) async throws(PipelineFailure) -> PGResult {
+        switch await run(CommittingQuery(statement, parameters, executed: executed)) {
+        case .failure(let error):
+            throw PipelineFailure(error: error, committing: false)
+        case .success(let exchange):
+            // Invariant: an exchange is over only once its outcome is known.
+            return try exchange.outcome!.get()
+        }
+    }
+
+    private func run<Exchange: PGExchange>(_ exchange: Exchange) async -> Result<Exchange, StoreError> {
+        await withCheckedContinuation { continuation in
             loop.queue.async { [self] in
-                PGStatement.start(sql, parameters, on: connection, loop: loop, deadline: deadline) {
+                PGRoundTrip.start(exchange, on: connection, loop: loop, deadline: deadline) {
                     continuation.resume(returning: $0)
                 }
             }
         }
-        return try outcome.get()
     }
 }
 

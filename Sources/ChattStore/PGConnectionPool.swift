@@ -49,6 +49,8 @@ public final class PGConnectionPool: Sendable {
     public let size: Int
     /// The longest a caller waits for a free connection.
     let acquireTimeout: DispatchTimeInterval
+    /// The longest the server lets a statement run (sent with every connection).
+    let statementTimeout: DispatchTimeInterval
     /// Whether its connections keep named prepared statements (see `PGConnection+Prepared`).
     let preparesStatements: Bool
     /// Where the statements of suspended callers are sent and read.
@@ -73,12 +75,17 @@ public final class PGConnectionPool: Sendable {
         precondition(size > 0, "a connection pool needs at least one connection")
         self.size = size
         self.preparesStatements = preparesStatements
-        let (seconds, attoseconds) = acquireTimeout.components
-        self.acquireTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        self.acquireTimeout = Self.interval(acquireTimeout)
+        self.statementTimeout = Self.interval(statementTimeout)
         // An unparsable conninfo surfaces as `.invalidConninfo` on first use (and so at migration, at start-up).
         parameters = Result { () throws(StoreError) in
             try ConnectionParameters(conninfo: conninfo, statementTimeout: statementTimeout)
         }
+    }
+
+    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 
     /// Lends a connection to `body` and takes it back afterwards, even if `body` throws. Blocks the thread.
@@ -107,8 +114,7 @@ public final class PGConnectionPool: Sendable {
         state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
     }
 
-    /// Lends a connection until `checkIn`, blocking the thread, for a caller that hands it on to another thread
-    /// (`InsertBatcher`).
+    /// Lends a connection until `checkIn`, blocking the thread.
     /// - Throws: as `withConnection`, before calling its body.
     func checkOut() throws(StoreError) -> PGConnection {
         let granted = Locked<Result<PGConnection?, StoreError>?>(nil)

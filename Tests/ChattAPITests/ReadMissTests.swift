@@ -4,6 +4,7 @@ import ChattModel
 import Dispatch
 import HTTPCore
 import Locking
+import TaskExecution
 import TestSupport
 import Testing
 

@@ -49,6 +49,37 @@ extension DatabaseTests {
             }
         }
 
+        /// The server's statement timeout stops at the commit (PostgreSQL disables it before committing), so only
+        /// the batch's own deadline ends a commit that never comes back, as behind a silent network partition.
+        @Test func aCommitThatOutlivesTheBatchDeadlineIsUnavailableAndItsConnectionDropped() throws {
+            try TestDatabase.with { database throws in
+                for statement in Self.holdCommitSQL { _ = try database.column(statement) }
+                let pool = database.pool(size: 2, acquireTimeout: .milliseconds(200), statementTimeout: .milliseconds(300))
+                defer { pool.close() }
+                let batcher = InsertBatcher(pool: pool)
+                let gate = try Self.gate(in: database)
+                defer { gate.release() }
+                let held = caught { () throws(StoreError) in try batcher.insert(NewChatt(name: "n", message: "held")) }
+                #expect(held?.code == .timedOut)
+                #expect(held?.repositoryError.kind == .unavailable)
+                #expect(pool.stats.idle + pool.stats.inUse == 0, "the connection was given up")
+                try batcher.insert(NewChatt(name: "n", message: "next"))
+                #expect(try database.column("SELECT message FROM chatts") == ["next"])
+            }
+        }
+
+        /// Holds the gate, from another session, until released.
+        static func gate(in database: TestDatabase) throws -> ConnectionHolder {
+            let gate = ConnectionHolder(
+                database.pool(size: 1),
+                setUp: { connection throws(StoreError) in
+                    _ = try connection.query("SELECT pg_advisory_lock(\(Self.gateKey))")
+                },
+                tearDown: { connection in _ = try? connection.query("SELECT pg_advisory_unlock_all()") })
+            try #require(gate.waitUntilHeld())
+            return gate
+        }
+
         /// One post per batch: `held` (whose commit waits for the gate) and then `second`, which `body` gets
         /// once `second` has committed and before either is answered.
         private func withHeldFirstBatch(_ body: (HeldRun) throws -> Void) throws {
@@ -62,14 +93,8 @@ extension DatabaseTests {
                     if event == .inserted(0) { firstInserted.signal() }
                     if event == .settled(1) { secondSettled.signal() }
                 }
-                let gate = ConnectionHolder(
-                    database.pool(size: 1),
-                    setUp: { connection throws(StoreError) in
-                        _ = try connection.query("SELECT pg_advisory_lock(\(Self.gateKey))")
-                    },
-                    tearDown: { connection in _ = try? connection.query("SELECT pg_advisory_unlock_all()") })
+                let gate = try Self.gate(in: database)
                 defer { gate.release() }
-                try #require(gate.waitUntilHeld())
                 let run = HeldRun(database: database, gate: gate)
                 run.store("held", in: batcher)
                 try #require(firstInserted.wait(timeout: .now() + 5) == .success)

@@ -1,8 +1,8 @@
-import ChattAPI
 import ChattFeed
 import ChattModel
 import Dispatch
 import Locking
+import TaskExecution
 
 extension ChattFeedCache {
     /// `feed(_:from:before:)` for tests that read from threads: blocks until the feed (or a failure) is there,
