@@ -41,6 +41,9 @@ struct OutputBuffer {
 
     var isEmpty: Bool { byteCount == 0 }
 
+    /// The size of the staging buffer, written bytes included until it is reset or compacted.
+    var stagedByteCount: Int { staging.count }
+
     /// Copies `bytes` in.
     mutating func append(_ bytes: some Sequence<UInt8>) {
         stage { $0.append(contentsOf: bytes) }
