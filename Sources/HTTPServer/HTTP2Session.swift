@@ -1,4 +1,3 @@
-import ASCII
 import CNGHTTP2
 import HTTPCore
 
@@ -42,9 +41,8 @@ final class HTTP2Session {
     private var receivedAt = Instant(nanoseconds: 0)
     /// The output `send` is writing into, while it runs.
     private var sink: UnsafeMutablePointer<OutputBuffer>?
-    /// Where a response's header fields are assembled for nghttp2, reused from response to response.
-    private var fieldBytes: [UInt8] = []
-    private var fieldBounds: [(name: Range<Int>, value: Range<Int>)] = []
+    /// Where each response's header fields are assembled for nghttp2.
+    private var fields = HTTP2ResponseFieldList()
 
     /// A server session that will send `settings` first.
     init(limits: HTTPLimits, configuration: HTTP2Configuration) {
@@ -174,8 +172,8 @@ final class HTTP2Session {
         state.responseBody = sendsData ? response.body : []
         state.resetWhenSent = resetAfter
         streams[stream] = state
-        assembleFields(response, requestID: requestID, date: date)
-        let result = withFieldArray { nva in
+        fields.assemble(response, requestID: requestID, date: date)
+        let result = fields.withArray { nva in
             guard sendsData else { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
             var provider = nghttp2_data_provider(
                 source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
@@ -280,57 +278,6 @@ final class HTTP2Session {
         }
         streams[stream] = state
         return true
-    }
-
-    // MARK: - Response fields
-
-    /// Fills `fieldBytes` and `fieldBounds` with `:status` and the fields after it.
-    private func assembleFields(_ response: HTTPResponse, requestID: String, date: String) {
-        fieldBytes.removeAll(keepingCapacity: true)
-        fieldBounds.removeAll(keepingCapacity: true)
-        addField(HTTP2ResponseFields.status, response.status.code)
-        for field in response.headers where HTTP2ResponseFields.isSent(field.name) {
-            let nameStart = fieldBytes.count
-            HTTP2ResponseFields.appendLowercased(field.name, to: &fieldBytes)
-            let valueStart = fieldBytes.count
-            fieldBytes.append(contentsOf: field.value.utf8)
-            fieldBounds.append((nameStart..<valueStart, valueStart..<fieldBytes.count))
-        }
-        addField(HTTP2ResponseFields.requestID, requestID.utf8)
-        // As over HTTP/1.1: the body's length also for HEAD and 304 (RFC 9110 §8.6, §9.3.2).
-        addField(HTTP2ResponseFields.contentLength, response.body.count)
-        addField(HTTP2ResponseFields.date, date.utf8)
-    }
-
-    private func addField(_ name: [UInt8], _ value: some Sequence<UInt8>) {
-        let nameStart = fieldBytes.count
-        fieldBytes.append(contentsOf: name)
-        let valueStart = fieldBytes.count
-        fieldBytes.append(contentsOf: value)
-        fieldBounds.append((nameStart..<valueStart, valueStart..<fieldBytes.count))
-    }
-
-    private func addField(_ name: [UInt8], _ number: Int) {
-        let nameStart = fieldBytes.count
-        fieldBytes.append(contentsOf: name)
-        let valueStart = fieldBytes.count
-        ASCII.appendDecimal(number, to: &fieldBytes)
-        fieldBounds.append((nameStart..<valueStart, valueStart..<fieldBytes.count))
-    }
-
-    /// Calls `body` with the assembled fields as an `nghttp2_nv` array, valid only inside `body`.
-    private func withFieldArray(_ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32) -> Int32 {
-        fieldBytes.withUnsafeMutableBufferPointer { bytes in
-            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fieldBounds.count) { nva in
-                for (index, field) in fieldBounds.enumerated() {
-                    nva[index] = nghttp2_nv(
-                        name: bytes.baseAddress! + field.name.lowerBound,
-                        value: bytes.baseAddress! + field.value.lowerBound, namelen: field.name.count,
-                        valuelen: field.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-                }
-                return body(nva)
-            }
-        }
     }
 }
 
