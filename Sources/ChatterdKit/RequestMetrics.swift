@@ -10,7 +10,7 @@ final class RequestMetrics: Sendable {
     static let postingRoutes: Set<String> = ["/postmaps", "/postchatt"]
 
     private struct State {
-        var requests: [String: Int] = [:]  // "route|status" → count
+        var requests: [RouteStatus: Int] = [:]
         var buckets = [Int](repeating: 0, count: RequestMetrics.bucketBounds.count)
         var count = 0
         var sum = 0.0
@@ -24,7 +24,7 @@ final class RequestMetrics: Sendable {
         let route = Self.label(of: exchange)
         let status = exchange.response.status.code
         let committed = status == 200 && exchange.request?.method == .POST && Self.postingRoutes.contains(route)
-        let key = "\(route)|\(status)"
+        let key = RouteStatus(route: route, status: status)
         let bucket = Self.bucketBounds.firstIndex { exchange.seconds <= $0 }
         state.withLock { state in
             state.requests[key, default: 0] += 1
@@ -47,9 +47,8 @@ final class RequestMetrics: Sendable {
         let snapshot = state.withLock { $0 }
         var page = PrometheusText()
         page.family("chatterd_requests_total", "counter", help: "Requests answered, by route and status.")
-        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
-            page.sample("chatterd_requests_total", count, labels: ["route": parts[0], "status": parts[1]])
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+            page.sample("chatterd_requests_total", count, labels: ["route": key.route, "status": String(key.status)])
         }
         let histogram = "chatterd_request_duration_seconds"
         page.family(histogram, "histogram", help: "Time from complete request to queued response.")
@@ -72,6 +71,12 @@ final class RequestMetrics: Sendable {
     }
 }
 
+/// The labels of `chatterd_requests_total`.
+private struct RouteStatus: Hashable {
+    var route: String
+    var status: Int
+}
+
 /// Values `/metrics` reads from their owners at scrape time.
 struct MetricsGauges {
     var openConnections: Int
@@ -83,6 +88,8 @@ struct MetricsGauges {
     var connectionsRefused: [String: Int] = [:]
     /// Open connections closed at the cap to let a waiting client in.
     var connectionsShed = 0
+    /// Connections closed, by why; every reason is rendered, counted or not.
+    var connectionsClosed: [CloseReason: Int] = [:]
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -101,6 +108,10 @@ struct MetricsGauges {
         }
         page.single("chatterd_connections_shed_total", "counter",
                     help: "Open connections closed at the connection cap to let a waiting client in.", connectionsShed)
+        page.family("chatterd_connections_closed_total", "counter", help: "Connections closed, by why.")
+        for reason in CloseReason.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            page.sample("chatterd_connections_closed_total", connectionsClosed[reason] ?? 0, labels: ["reason": reason.rawValue])
+        }
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)
         page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)

@@ -4,7 +4,6 @@ import HTTPCore
 struct ConnectionEnvironment: Sendable {
     let configuration: ServerConfiguration
     let handler: HTTPHandler
-    let dates: DateCache
     let statistics: ServerStatistics
     /// Connections open per client address, for the per-client limit.
     let clients: ClientConnections

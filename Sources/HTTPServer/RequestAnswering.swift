@@ -2,21 +2,17 @@ import Dispatch
 import HTTPCore
 
 extension ConnectionEnvironment {
-    /// Plans `request` and gives its response to `deliver` on `queue` (which the caller is on): at once when the
-    /// plan is ready, else when the deferred work responds.
-    func answer(
-        _ request: HTTPRequest, on queue: DispatchQueue, _ deliver: @escaping @Sendable (HTTPResponse) -> Void
-    ) {
+    /// Plans `request`: a response that is ready now is returned. Otherwise the deferred work starts (wherever it
+    /// runs), and its response reaches `connection.answered` later, on the connection's queue: never from inside
+    /// this call, so the connection is never re-entered.
+    func answer(_ request: HTTPRequest, ticket: RequestTicket, for connection: Connection) -> HTTPResponse? {
         switch handler.plan(request) {
         case .ready(let response):
-            deliver(response)
+            return response
         case .deferred(let start):
-            start { response in queue.async { deliver(response) } }
+            let queue = connection.queue
+            start { response in queue.async { connection.answered(response, for: ticket) } }
+            return nil
         }
-    }
-
-    /// The request id a new response of connection `connectionID` gets: `sequence` counts from 1 per connection.
-    func requestID(connection connectionID: Int, sequence: Int) -> String {
-        RequestID.stem(prefix: requestIDPrefix, connectionID: connectionID) + String(sequence)
     }
 }

@@ -15,11 +15,12 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let logger: Logger
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
-    private let dates = DateCache()
     private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
     /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
     private let loops: [ReadinessLoop]
+    /// What the connections of each loop's queue share.
+    private let locals: [QueueLocals]
     /// Where accepting and shutting down happen.
     private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
@@ -54,6 +55,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
             try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
         }
+        locals = loops.map { _ in QueueLocals() }
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -120,19 +122,28 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             transport = PlainTransport(fd: fd)
         }
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler, dates: dates,
-            statistics: statistics, clients: clients, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
+            configuration: configuration, handler: handler, statistics: statistics,
+            clients: clients, requestIDPrefix: requestIDPrefix,
+            onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
             return state.lastID
         }
         let loop = loops[id % loops.count]
+        let io = SocketIO(fd: fd, transport: transport, loop: loop)
         let connection = Connection(
-            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, loop: loop, transport: transport,
-            environment: environment)
+            id: id, io: io, queue: loop.queue, peer: peer, admitted: trusted ? nil : peer.ip,
+            environment: environment, locals: locals[id % loops.count])
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
-        loop.queue.async { connection.start() }
+        loop.queue.async {
+            do {
+                try io.start(reporting: connection)
+            } catch {
+                return connection.close(.socketError)
+            }
+            connection.start()
+        }
     }
 
     /// Most connections shed in one round, so that one round's work stays small; the next round follows at once.
@@ -189,7 +200,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             case .drainConnections:
                 forEachConnection { $0.beginDrain() }
             case .closeConnections:
-                forEachConnection { $0.close() }
+                forEachConnection { $0.close(.shutdown) }
             case .armTimer(let deadline):
                 if shutdownTimer == nil {
                     let timer = DispatchSource.makeTimerSource(queue: controlQueue)

@@ -13,13 +13,16 @@ final class TLSTransport: Transport {
         self.ssl = ssl
         SSL_set_fd(ssl, fd)
         SSL_set_accept_state(ssl)
+        // Read whatever the socket holds in one system call, instead of a record's header and then its body.
+        SSL_set_read_ahead(ssl, 1)
     }
 
     deinit {
         SSL_free(ssl)
     }
 
-    var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
+    /// Decrypted bytes, or (with read-ahead) records read from the socket and not yet decrypted.
+    var hasBufferedInput: Bool { SSL_has_pending(ssl) != 0 }
 
     var negotiatedHTTP2: Bool {
         var name: UnsafePointer<UInt8>?
@@ -40,9 +43,12 @@ final class TLSTransport: Transport {
         return result(of: SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)))
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
-        ERR_clear_error()
-        return result(of: SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+    /// Small pieces gathered into one record (see `OutputBuffer.writeGathered`), a large body as it is.
+    func write(from output: inout OutputBuffer) -> IOResult {
+        output.writeGathered { bytes in
+            ERR_clear_error()
+            return result(of: SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+        }
     }
 
     func shutdown() {
