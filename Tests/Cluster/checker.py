@@ -36,6 +36,7 @@ class FaultFigures:
     duplicated: int = 0
     indeterminate: int = 0
     unavailable: float = 0.0
+    slowest_refusal: float = 0.0
     converged: float | None = None
 
 
@@ -114,6 +115,7 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
         figures.lost = sum(1 for p in inside if p["status"] == 200 and stored[p["msg"]] == 0)
         figures.duplicated = sum(1 for p in inside if stored[p["msg"]] > 1)
         figures.unavailable = longest_gap(posts, window.cut, window.settled)
+        figures.slowest_refusal = max((p["t1"] - p["t0"] for p in inside if p["status"] != 200), default=0.0)
         figures.converged = converged_after(window, posts, reads, position)
         if figures.converged is None or figures.converged > CONVERGENCE_BOUND:
             problems.append(f"{window.name}: the hosts did not converge within {CONVERGENCE_BOUND:.0f} s of the heal")

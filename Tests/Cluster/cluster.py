@@ -61,6 +61,9 @@ def start_cluster(services: Services, cert: Path, key: Path) -> None:
         services.start_chatterd(host, cert, key)
     for host in ("app1", "app2"):
         wait_until(lambda: services.ready(host, cert), 60, f"chatterd on {host} to be ready")
+    # HAProxy takes a host in after two good checks a second apart.
+    wait_until(lambda: services.balanced(cert), 30, "HAProxy to send requests to chatterd")
+    time.sleep(2)
 
 
 def final_state(services: Services) -> tuple[list[str], Counter]:
@@ -74,12 +77,12 @@ def final_state(services: Services) -> tuple[list[str], Counter]:
 
 
 def report(verdict: checker.Verdict, path: Path) -> str:
-    lines = ["| fault | acknowledged | lost | duplicated | indeterminate | unavailable (s) | converged (s) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| fault | acknowledged | lost | duplicated | indeterminate | unavailable (s) | slowest non-200 (s) "
+             "| converged (s) |", "|---|---|---|---|---|---|---|---|"]
     for f in verdict.faults:
         converged = "never" if f.converged is None else f"{f.converged:.1f}"
         lines.append(f"| {f.name} | {f.acknowledged} | {f.lost} | {f.duplicated} | {f.indeterminate} "
-                     f"| {f.unavailable:.1f} | {converged} |")
+                     f"| {f.unavailable:.1f} | {f.slowest_refusal:.1f} | {converged} |")
     lines.append("")
     lines.append(f"{verdict.acknowledged} posts acknowledged, {verdict.stored} chatts stored; "
                  f"convergence bound {checker.CONVERGENCE_BOUND:.0f} s")
@@ -126,6 +129,7 @@ def main() -> int:
         say(f"load running; {BASELINE_SECONDS:.0f} s of baseline")
         time.sleep(BASELINE_SECONDS)
         windows = [inject(run, fault) for fault in chosen]
+        (results / "windows.json").write_text(json.dumps([vars(w) for w in windows]))
         network.stop(load, timeout=20)
         order, on_standby = final_state(services)
         records = [json.loads(line) for line in outcomes.read_text().splitlines()]

@@ -199,6 +199,12 @@ class Services:
         self.chatterd[host] = self.net.spawn(host, f"chatterd-{host}", self.chatterd_bin, "serve",
                                              env=self.chatterd_environment(host, cert, key))
 
+    def balanced(self, cafile: Path) -> bool:
+        """Whether a request from the client host through HAProxy is answered 200 by /readyz."""
+        result = self.net.run("client", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2",
+                              "--cacert", str(cafile), f"https://{self.ip('lb')}/readyz", check=False, timeout=10)
+        return result.stdout == "200"
+
     def ready(self, host: str, cafile: Path) -> bool:
         result = self.net.run(host, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2",
                               "--cacert", str(cafile), f"https://{self.ip(host)}:{CHATTERD_PORT}/readyz",
