@@ -4,7 +4,10 @@ at the end.
 - A post answered 200 is stored exactly once (on the primary, and on the standby once it caught up).
 - A post answered 4xx is never stored; 503s, timeouts and broken connections are indeterminate (stored at
   most once).
-- Each host's successive reads only grow, and every read is a prefix of one order: the final feed.
+- Each host's successive reads only grow, and every read is a prefix of one order, the final feed, but for
+  rows that committed late: a feed is ordered by each chatt's transaction start (README, "Incremental feeds"),
+  so a transaction that began first and committed last lands before rows already read. Such rows may only be
+  missing among a read's newest TAIL_ROWS, and are counted.
 - With --strict-feeds, a read after an acknowledged post has that post, whichever host answers.
 - After each heal, every read from both hosts has every post acknowledged before the heal within
   CONVERGENCE_BOUND seconds.
@@ -17,6 +20,41 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 CONVERGENCE_BOUND = 30.0
+
+
+class Read:
+    """A successful feed read as load.py recorded it, against the final order."""
+
+    def __init__(self, record: dict, order: list[str], chains: list[str], position: dict[str, int]):
+        self.record = record
+        self.host, self.t0, self.t1 = record["host"], record["t0"], record["t1"]
+        self.head, self.tail = record["head"], record["tail"]
+        self.tail_set = set(self.tail)
+        self.late = 0
+        self.problem = None
+        if record["n"] <= len(order) and chains[record["n"]] == record["chain"]:
+            return  # a prefix
+        if self.head > len(order) or chains[self.head] != record["head_chain"]:
+            self.problem = "its older rows are not a prefix of the final feed"
+            return
+        places = [position.get(message, -1) for message in self.tail]
+        if min(places, default=self.head) < self.head or places != sorted(set(places)):
+            self.problem = "its newest rows are not in the final feed's order"
+            return
+        # Rows of the final order this read skipped among its newest: they committed after it, but sort before.
+        self.late = places[-1] + 1 - self.head - len(places)
+
+    def has(self, message: str, position: dict[str, int]) -> bool:
+        place = position.get(message)
+        return place is not None and (place < self.head or message in self.tail_set)
+
+    def has_everything_before(self, needed: int, order: list[str]) -> bool:
+        """Whether this read holds every row of the final order before position `needed`."""
+        return all(message in self.tail_set for message in order[self.head:needed])
+
+    def holds(self, earlier: "Read", order: list[str], position: dict[str, int]) -> bool:
+        """Whether this read has every chatt `earlier` had."""
+        return self.has_everything_before(earlier.head, order) and all(self.has(m, position) for m in earlier.tail)
 
 
 @dataclass
@@ -45,6 +83,9 @@ class Verdict:
     faults: list[FaultFigures]
     acknowledged: int = 0
     stored: int = 0
+    reads: int = 0
+    reads_with_late_rows: int = 0
+    most_late_rows: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -89,15 +130,20 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
         problems.append(f"{len(unexpected)} stored chatts were never posted, e.g. {unexpected[:3]}")
 
     chains = prefix_chains(order)
-    last_length: dict[str, int] = {}
-    for read in sorted((r for r in reads if r["status"] == 200), key=lambda r: r["t0"]):
-        host, length = read["host"], read["n"]
-        if length > len(order) or chains[length] != read["chain"]:
-            problems.append(f"{host}: a read of {length} chatts at {read['t0']:.1f} is not a prefix of the final feed")
-        elif length < last_length.get(host, 0):
-            problems.append(f"{host}: a read at {read['t0']:.1f} has {length} chatts, an earlier one "
-                            f"{last_length[host]}")
-        last_length[host] = max(length, last_length.get(host, 0))
+    position = {message: index for index, message in enumerate(order)}
+    good = [Read(r, order, chains, position) for r in sorted(reads, key=lambda r: r["t0"]) if r["status"] == 200]
+    verdict.reads = len(good)
+    verdict.reads_with_late_rows = sum(1 for read in good if read.late)
+    verdict.most_late_rows = max((read.late for read in good), default=0)
+    previous: dict[str, Read] = {}
+    for read in good:
+        if read.problem:
+            problems.append(f"{read.host}: a read of {read.record['n']} chatts at {read.t0:.1f}: {read.problem}")
+            continue
+        before = previous.get(read.host)
+        if before and not read.holds(before, order, position):
+            problems.append(f"{read.host}: a read at {read.t0:.1f} lacks chatts an earlier read had")
+        previous[read.host] = read
 
     if strict_feeds:
         missed = [r for r in records if r["op"] == "ryw" and r["status"] == 200 and not r["seen"]]
@@ -106,7 +152,6 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
         if len(missed) > 5:
             problems.append(f"... and {len(missed) - 5} more reads without the poster's own chatt")
 
-    position = {message: index for index, message in enumerate(order)}
     for window in windows:
         figures = FaultFigures(window.name)
         inside = [p for p in posts if window.cut <= p["t0"] <= window.settled]
@@ -116,25 +161,25 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
         figures.duplicated = sum(1 for p in inside if stored[p["msg"]] > 1)
         figures.unavailable = longest_gap(posts, window.cut, window.settled)
         figures.slowest_refusal = max((p["t1"] - p["t0"] for p in inside if p["status"] != 200), default=0.0)
-        figures.converged = converged_after(window, posts, reads, position)
+        figures.converged = converged_after(window, posts, good, order, position)
         if figures.converged is None or figures.converged > CONVERGENCE_BOUND:
             problems.append(f"{window.name}: the hosts did not converge within {CONVERGENCE_BOUND:.0f} s of the heal")
         verdict.faults.append(figures)
     return verdict
 
 
-def converged_after(window: Window, posts: list[dict], reads: list[dict], position: dict[str, int]) -> float | None:
-    """Seconds from the heal until every read from every host has each post acknowledged before the heal;
-    None when some host never got there before the window settled."""
+def converged_after(window: Window, posts: list[dict], reads: list[Read], order: list[str],
+                    position: dict[str, int]) -> float | None:
+    """Seconds from the heal until a read from every host has each post acknowledged before the heal (reads
+    only grow, so every later one has them too); None when some host never got there before the window settled."""
     before = [position[p["msg"]] for p in posts
               if p["status"] == 200 and p["t1"] <= window.heal and p["msg"] in position]
     needed = max(before) + 1 if before else 0
     latest = window.heal
-    for host in sorted({r["host"] for r in reads}):
-        mine = sorted((r for r in reads if r["host"] == host and window.heal <= r["t0"] <= window.settled),
-                      key=lambda r: r["t0"])
-        good = [r for r in mine if r["status"] == 200 and r["n"] >= needed]
-        if not good:
+    for host in sorted({read.host for read in reads}):
+        first = next((read for read in reads if read.host == host and window.heal <= read.t0 <= window.settled
+                      and not read.problem and read.has_everything_before(needed, order)), None)
+        if first is None:
             return None
-        latest = max(latest, good[0]["t1"])
+        latest = max(latest, first.t1)
     return latest - window.heal

@@ -86,6 +86,8 @@ def report(verdict: checker.Verdict, path: Path) -> str:
     lines.append("")
     lines.append(f"{verdict.acknowledged} posts acknowledged, {verdict.stored} chatts stored; "
                  f"convergence bound {checker.CONVERGENCE_BOUND:.0f} s")
+    lines.append(f"{verdict.reads} whole-feed reads; {verdict.reads_with_late_rows} lacked rows that committed late "
+                 f"among their newest (at most {verdict.most_late_rows} in one read)")
     lines += [f"PROBLEM: {p}" for p in verdict.problems] or ["checker: nothing lost, duplicated or out of order"]
     text = "\n".join(lines) + "\n"
     path.write_text(text)

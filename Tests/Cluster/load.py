@@ -3,8 +3,10 @@ balancer and then read the feed from one chatterd host, alternating (read-your-w
 host reads the whole feed a few times a second. Every request's outcome is one JSON line in --out, with
 CLOCK_MONOTONIC times (shared by every namespace), until SIGTERM.
 
-Feeds are recorded as their length and a hash chain over their messages (`chain`), so the checker can tell
-whether each read is a prefix of the final order without keeping every read."""
+Feeds are recorded as their length, a hash chain over their messages (`chain`), and their newest TAIL_ROWS
+messages with the chain of the rows before them (`head`, `head_chain`, `tail`): the checker can tell whether a
+read is a prefix of the final order, or one but for rows that committed late among the newest, without keeping
+every read whole."""
 
 from __future__ import annotations
 
@@ -19,14 +21,25 @@ import threading
 import time
 
 REQUEST_TIMEOUT = 10.0
+TAIL_ROWS = 50
 
 
-def chain(messages) -> str:
+def chain(messages, digest: bytes = b"") -> str:
     """The hash chain over `messages`: each link hashes the previous one and the next message."""
-    digest = b""
+    return chain_bytes(messages, digest).hex()
+
+
+def chain_bytes(messages, digest: bytes = b"") -> bytes:
     for message in messages:
         digest = hashlib.sha256(digest + message.encode() + b"\n").digest()
-    return digest.hex()
+    return digest
+
+
+def feed_record(messages: list[str]) -> dict:
+    head = max(0, len(messages) - TAIL_ROWS)
+    head_digest = chain_bytes(messages[:head])
+    return {"n": len(messages), "chain": chain(messages[head:], head_digest), "head": head,
+            "head_chain": head_digest.hex(), "tail": messages[head:]}
 
 
 class Client:
@@ -116,7 +129,7 @@ def reader(name: str, address: str, args, context, recorder: Recorder, stop: thr
         record = {"op": "read", "host": name, "t0": started, "t1": time.monotonic(), "status": status,
                   "age": headers.get("age")}
         if messages is not None:
-            record.update(n=len(messages), chain=chain(messages))
+            record.update(feed_record(messages))
         recorder.write(**record)
         stop.wait(max(0.0, args.read_interval - (time.monotonic() - started)))
 

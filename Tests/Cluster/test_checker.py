@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from checker import Window, check
-from load import chain
+from load import feed_record
 
 
 def post(msg: str, t: float, status=200) -> dict:
@@ -14,8 +14,7 @@ def post(msg: str, t: float, status=200) -> dict:
 
 
 def read(host: str, t: float, messages: list[str], status=200) -> dict:
-    return {"op": "read", "host": host, "t0": t, "t1": t + 0.01, "status": status, "n": len(messages),
-            "chain": chain(messages)}
+    return {"op": "read", "host": host, "t0": t, "t1": t + 0.01, "status": status, **feed_record(messages)}
 
 
 WINDOW = Window("fault", cut=1.0, heal=2.0, settled=4.0)
@@ -66,13 +65,29 @@ def test_an_acknowledged_post_missing_on_the_standby_is_found():
 def test_a_read_out_of_the_final_order_is_found():
     history = healthy_history() + [read("app1", 3.5, ["b", "a"])]
     verdict = check(history, [WINDOW], ORDER, Counter(ORDER))
-    assert any("not a prefix" in p for p in verdict.problems)
+    assert any("not in the final feed's order" in p for p in verdict.problems)
 
 
 def test_a_read_that_shrinks_is_found():
     history = healthy_history() + [read("app2", 3.5, ["a"])]
     verdict = check(history, [WINDOW], ORDER, Counter(ORDER))
-    assert any("an earlier one" in p for p in verdict.problems)
+    assert any("lacks chatts an earlier read had" in p for p in verdict.problems)
+
+
+def test_a_row_that_committed_late_among_the_newest_is_counted_not_refused():
+    """b's transaction began before c's and committed after it: a read between the two commits has [a, c]."""
+    history = healthy_history() + [read("app1", 2.8, ["a", "c"])]
+    verdict = check(history, [WINDOW], ORDER, Counter(ORDER))
+    assert verdict.problems == []
+    assert (verdict.reads_with_late_rows, verdict.most_late_rows) == (1, 1)
+
+
+def test_a_row_missing_below_the_newest_rows_is_found():
+    order = [f"m{i}" for i in range(60)]
+    posts = [post(m, 0.1 + i / 100) for i, m in enumerate(order)]
+    history = posts + [read("app1", 3.0, order[1:]), read("app1", 3.5, order), read("app2", 3.5, order)]
+    verdict = check(history, [WINDOW], order, Counter(order))
+    assert any("older rows are not a prefix" in p for p in verdict.problems)
 
 
 def test_a_read_after_a_200_without_the_post_is_found():
