@@ -170,6 +170,9 @@ class Services:
             f"listen_addr = {self.ip('pgb')}\nlisten_port = 6432\nunix_socket_dir =\n"
             f"auth_type = trust\nauth_file = {home}/userlist.txt\n"
             "pool_mode = transaction\ndefault_pool_size = 10\nmax_client_conn = 200\n"
+            # Stock is 15 s between attempts to reach a server that refused: past a failover, that is 15 s more
+            # without a primary (deploy/SCALING.md, step 3).
+            "server_login_retry = 1\n"
             f"logfile = {home}/pgbouncer.log\npidfile = {home}/pgbouncer.pid\n")
         for name in ("userlist.txt", "pgbouncer.ini"):
             shutil.chown(home / name, "postgres", "postgres")
