@@ -3,8 +3,10 @@ cluster is seen to recover. Each returns the checker's Window: cut, heal, and wh
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable
 
 from checker import Window
@@ -30,6 +32,16 @@ class Run:
         self.cafile = cafile
         self.say = say
 
+    def seconds_until_logged(self, log: str, event: str, since_wall: float) -> float | None:
+        """Seconds from `since_wall` (time.time()) to the first `event` line after it in logs/LOG.log."""
+        for line in (self.net.logs / f"{log}.log").read_text(errors="replace").splitlines():
+            found = re.match(r"time=(\S+) level=\w+ event=(\w+)", line)
+            if found and found.group(2) == event:
+                at = datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp()
+                if at >= since_wall:
+                    return at - since_wall
+        return None
+
     def healthy(self) -> bool:
         return bool(self.services.synchronous_pair()) and all(
             self.services.ready(host, self.cafile) for host in ("app1", "app2"))
@@ -47,7 +59,11 @@ def cut_for(run: Run, host: str, peers: list[str] | None, seconds: float = CUT_S
 
 
 def app_cut_from_database(run: Run) -> tuple[float, float]:
-    return cut_for(run, "app1", ["db1", "db2", "pgb"])
+    wall = time.time()
+    window = cut_for(run, "app1", ["db1", "db2", "pgb"])
+    if (seconds := run.seconds_until_logged("chatterd-app1", "change_listener_down", wall)) is not None:
+        run.say(f"  app1's change listener gave its session up {seconds:.1f} s after the cut")
+    return window
 
 
 def primary_isolated(run: Run) -> tuple[float, float]:
