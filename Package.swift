@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "Locking"),
         // System calls with EINTR retried and every failure surfaced as an error.
         .target(name: "Syscalls"),
-        // The byte classes HTTP and JSON share: digits and hex digits.
+        // The byte classes HTTP and JSON share (digits, hex digits), and numbers written as digits.
         .target(name: "ASCII"),
         // JSON text: a strict parser and a string encoder, shared by the server and the client.
         .target(name: "JSON", dependencies: ["ASCII"]),
@@ -36,7 +36,7 @@ let package = Package(
         // Sockets, TLS and connections driven by Dispatch.
         .target(
             name: "HTTPServer",
-            dependencies: ["HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
+            dependencies: ["ASCII", "HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.

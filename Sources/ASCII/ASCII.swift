@@ -14,4 +14,16 @@ public enum ASCII {
         default: return nil
         }
     }
+
+    /// Appends `value` (not negative) in decimal digits, without making a string.
+    public static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
 }

@@ -20,7 +20,7 @@ extension Chatterd {
                 openConnections: statistics.openConnections, http2: HTTP2Gauges(statistics),
                 certificateNotAfter: statistics.certificateNotAfter,
                 connectionsRefused: statistics.connectionsRefused, connectionsShed: statistics.connectionsShed,
-                pool: poolStats(),
+                connectionsClosed: statistics.connectionsClosed, pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
         }, feedCache: feedCache, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)

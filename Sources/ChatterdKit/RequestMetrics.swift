@@ -83,6 +83,8 @@ struct MetricsGauges {
     var connectionsRefused: [String: Int] = [:]
     /// Open connections closed at the cap to let a waiting client in.
     var connectionsShed = 0
+    /// Connections closed, by why; every reason is rendered, counted or not.
+    var connectionsClosed: [CloseReason: Int] = [:]
     var pool: PGConnectionPool.Stats
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
@@ -101,6 +103,10 @@ struct MetricsGauges {
         }
         page.single("chatterd_connections_shed_total", "counter",
                     help: "Open connections closed at the connection cap to let a waiting client in.", connectionsShed)
+        page.family("chatterd_connections_closed_total", "counter", help: "Connections closed, by why.")
+        for reason in CloseReason.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            page.sample("chatterd_connections_closed_total", connectionsClosed[reason] ?? 0, labels: ["reason": reason.rawValue])
+        }
         page.single("chatterd_http2_connections_open", "gauge", help: "Connections speaking HTTP/2 now.",
                     http2.openConnections)
         page.single("chatterd_http2_streams_open", "gauge", help: "HTTP/2 streams open now.", http2.openStreams)

@@ -42,7 +42,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
+    /// Whether two field names are the same, ignoring ASCII case (names are tokens), without making strings.
     static func namesMatch(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
+        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8) { lowered($0) == lowered($1) }
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 }

@@ -1,3 +1,5 @@
+import ASCII
+
 /// Turns a response into the bytes of its status line and header section (RFC 9112 §4–§6).
 public enum HTTPResponseSerializer {
     /// The head of `response`. The caller sends `response.body` after it unless `omitBody`.
@@ -10,31 +12,55 @@ public enum HTTPResponseSerializer {
     ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160)
-        out.append(contentsOf: "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n".utf8)
+        writeHead(response, version: version, keepAlive: keepAlive, dateLine: dateLine(date), into: &out)
+        return out
+    }
+
+    /// Appends the head of `response` to `out`, as `head` makes it, with `extraField` after the response's own
+    /// fields. `dateLine` is the whole `Date` field line (see `dateLine(_:)`), which a server makes once a second.
+    public static func writeHead(
+        _ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, dateLine: [UInt8],
+        extraField: (name: String, value: String)? = nil, into out: inout [UInt8]
+    ) {
+        out.append(contentsOf: response.status.statusLine)
         for field in response.headers {
             appendField(field.name, field.value, to: &out)
         }
-        let informational = (100..<200).contains(response.status.code)
-        if !informational {
-            appendField("Content-Length", String(response.body.count), to: &out)
-            appendField("Date", date, to: &out)
-            if !keepAlive {
-                appendField("Connection", "close", to: &out)
-            } else if version == .http1_0 {
-                appendField("Connection", "keep-alive", to: &out)
-            }
+        if let extraField { appendField(extraField.name, extraField.value, to: &out) }
+        if (100..<200).contains(response.status.code) {
+            out.append(contentsOf: crlf)
+            return
         }
-        out.append(contentsOf: [0x0D, 0x0A])
-        return out
+        out.append(contentsOf: contentLengthName)
+        ASCII.appendDecimal(response.body.count, to: &out)
+        out.append(contentsOf: crlf)
+        out.append(contentsOf: dateLine)
+        if !keepAlive {
+            out.append(contentsOf: connectionClose)
+        } else if version == .http1_0 {
+            out.append(contentsOf: connectionKeepAlive)
+        }
+        out.append(contentsOf: crlf)
+    }
+
+    /// The `Date` field line for `date` (an IMF-fixdate, see `HTTPDate`).
+    public static func dateLine(_ date: String) -> [UInt8] {
+        Array("Date: \(date)\r\n".utf8)
     }
 
     /// The interim `100 Continue` response.
     public static let continueHead: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
+    private static let crlf: [UInt8] = [0x0D, 0x0A]
+    private static let contentLengthName = Array("Content-Length: ".utf8)
+    private static let connectionClose = Array("Connection: close\r\n".utf8)
+    private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
+
     private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
         out.append(contentsOf: name.utf8)
-        out.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
+        out.append(UInt8(ascii: ":"))
+        out.append(UInt8(ascii: " "))
         out.append(contentsOf: value.utf8)
-        out.append(contentsOf: [0x0D, 0x0A])
+        out.append(contentsOf: crlf)
     }
 }

@@ -2,6 +2,8 @@
 public struct HTTPStatus: Sendable, Equatable, Hashable {
     public let code: Int
     public let reason: String
+    /// `HTTP/1.1 <code> <reason>` and CRLF, made once per status.
+    public let statusLine: [UInt8]
 
     /// False for the statuses whose responses never carry content: 1xx, 204 and 304 (RFC 9112 §6.3).
     public var allowsContent: Bool {
@@ -11,6 +13,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public init(_ code: Int, _ reason: String) {
         self.code = code
         self.reason = reason
+        statusLine = Array("HTTP/1.1 \(code) \(reason)\r\n".utf8)
     }
 
     public static let `continue` = HTTPStatus(100, "Continue")

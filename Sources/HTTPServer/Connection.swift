@@ -1,95 +1,72 @@
 import Dispatch
 import HTTPCore
-import Syscalls
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// One client connection on Dispatch: its socket's readiness (from its queue's `ReadinessLoop`), the TLS
-/// handshake and its deadline, the output queue, and the protocol driver that takes over once the transport is
-/// ready. The driver decides everything about requests; this class reads, writes, arms the timer and closes.
-final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  // touched only on `queue`
+/// One client connection, and the only caller of its opening machine and its protocol driver. Events come from
+/// outside: the socket's readiness and the timer (through its `ConnectionIO`), a handler's answer (through its
+/// queue), the server draining or shedding it. For each, the connection tells the machine or driver what
+/// happened, does what the returned step says, and then keeps the connection moving (handing out requests,
+/// writing, reading) until it must wait for the socket, the timer or a handler. Nothing calls back into it while
+/// it does, so no step can start inside another.
+final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only on `queue`
     let id: Int
     let queue: DispatchQueue
-    private let loop: ReadinessLoop
-    private let fd: Int32
+    private let io: any ConnectionIO
+    private let environment: ConnectionEnvironment
+    private let dates: DateCache
+    private let clock: @Sendable () -> Instant
     /// Who the requests are from: the peer, or the client a trusted proxy names.
     private var identity: ClientIdentity
     /// The address this connection is counted under in `environment.clients`, once admitted.
     private var admitted: IPAddress?
-    /// A trusted proxy's connection, until its PROXY header (or the lack of one) is read.
-    private var awaitingProxyHeader: Bool
-    private let transport: any Transport
-    private let environment: ConnectionEnvironment
-    /// When the TLS handshake must be done; while `sniffed` waits for a plain connection's first bytes, when they
-    /// must have come.
-    private var handshakeDeadline: Instant
-    private let openedAt: Instant
-
-    /// The protocol, from the end of the handshake.
+    private var opening: ConnectionOpening
+    /// The protocol, once the opening chose it.
     private var driver: (any ProtocolDriver)?
-    /// On plain HTTP with HTTP/2 on, the first bytes, until they show whether they begin the HTTP/2 preface.
-    private var sniffed: [UInt8]?
-    private var closed = false
     private var output = OutputBuffer()
-
-    private var timer: (any DispatchSourceTimer)?
-    /// The driver does not want input now; readiness is remembered in `mayHaveInput`.
-    private var readsSuspended = false
-    /// The socket may hold input not read yet: it became readable, or the last read stopped before it
-    /// would block. The loop is edge-triggered, so this is the only memory of it.
+    private var closed = false
+    /// The socket may hold input not read yet: it became readable, or the last read stopped before it would
+    /// block. Readiness is edge-triggered, so this is the only memory of it.
     private var mayHaveInput = true
     /// A TLS read asked for the socket to be writable first.
     private var readWaitsForWritable = false
-    /// `readAvailable` is on the stack: what the driver does meanwhile must not start another read loop, or
-    /// a client that sends each request as soon as it has the last answer would deepen the stack without end.
-    private var reading = false
+    /// The last write found the socket full; the next waits until it is writable.
+    private var writeBlocked = false
 
     init(
-        id: Int, fd: Int32, peer: ClientAddress, admitted: IPAddress?, loop: ReadinessLoop,
-        transport: any Transport, environment: ConnectionEnvironment
+        id: Int, io: any ConnectionIO, queue: DispatchQueue, peer: ClientAddress, admitted: IPAddress?,
+        environment: ConnectionEnvironment, dates: DateCache, clock: @escaping @Sendable () -> Instant = { .now }
     ) {
         self.id = id
-        self.loop = loop
-        self.fd = fd
+        self.io = io
+        self.queue = queue
         self.admitted = admitted
-        // A trusted proxy's PROXY header, if it sends one, names the client.
-        awaitingProxyHeader = environment.configuration.trustedProxies.contains { $0.contains(peer.ip) }
-        identity = ClientIdentity(connection: peer, forwardingProxies: [])
-        queue = loop.queue
-        self.transport = transport
         self.environment = environment
-        openedAt = .now
-        handshakeDeadline = openedAt + environment.configuration.timeouts.handshakeSeconds
+        self.dates = dates
+        self.clock = clock
+        let configuration = environment.configuration
+        identity = ClientIdentity(connection: peer, forwardingProxies: [])
+        opening = ConnectionOpening(
+            at: clock(), proxied: configuration.trustedProxies.contains { $0.contains(peer.ip) },
+            sniffsPlainHTTP: configuration.tls == nil && configuration.http2.enabled, timeouts: configuration.timeouts)
     }
 
-    /// Registers the socket with the loop and starts the handshake. Call on `queue`.
+    /// Begins the opening steps. Call on `queue`, once the I/O reports events here.
     func start() {
-        do {
-            try loop.add(fd, self)
-        } catch {
-            return finish()
-        }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [unowned self] in self.timerFired() }
-        self.timer = timer
-        timer.resume()
-        arm(handshakeDeadline)
-        if awaitingProxyHeader { readProxyHeader() } else { continueHandshake() }
+        if let deadline = opening.start().armTimer { io.arm(deadline) }
+        proceedOpening()
     }
 
     /// Asks the connection to finish what it is doing and close. Call on `queue`.
     func beginDrain() {
         guard !closed else { return }
-        if let driver { driver.drain(at: .now) } else { close() }  // handshaking, or not yet speaking
+        guard let driver else { return close(.shutdown) }  // nothing asked of the server yet
+        proceed(driver.drain(at: clock(), output: &output))
     }
 
     /// Whether this connection may be shed at the connection cap, and how it stands. Call on `queue`.
     func standing(at now: Instant) -> ConnectionStanding? {
         guard !closed else { return nil }
-        if let driver { return driver.standing(at: now) }
-        // A handshake, a PROXY header or the first bytes of a plain connection: nothing asked of the server yet.
-        return .idle(since: openedAt, at: now, timeouts: environment.configuration.timeouts)
+        guard let driver else { return opening.standing(at: now, timeouts: environment.configuration.timeouts) }
+        return driver.standing(at: now)
     }
 
     /// Closes the connection to let a waiting client in, if it may still be shed; false if it may not any more.
@@ -97,243 +74,219 @@ final class Connection: ConnectionIO, ReadinessClient, @unchecked Sendable {  //
     func shed(at now: Instant) -> Bool {
         guard standing(at: now) != nil else { return false }
         environment.statistics.connectionShed()
-        close()
+        close(.shed)
         return true
     }
 
-    // MARK: - ConnectionIO
-
     /// Closes at once, abandoning any unsent output. Call on `queue`.
-    func close() {
+    func close(_ reason: CloseReason) {
         guard !closed else { return }
         closed = true
         output.removeAll()
-        timer?.cancel()
-        timer = nil
-        loop.remove(fd)
-        finish()
-    }
-
-    /// Releases the socket and reports the connection closed.
-    private func finish() {
-        closed = true
-        // A handler thread may still hold the driver, and through it this connection; break that cycle.
-        driver = nil
+        io.close()
         if let admitted { environment.clients.release(admitted) }
-        Glibc.close(fd)
+        environment.statistics.connectionClosed(because: reason)
         environment.onClose(self)
     }
 
-    func write(_ bytes: ArraySlice<UInt8>) {
-        guard !closed else { return }
-        output.append(bytes)
-    }
-
-    var queuedOutputBytes: Int { output.byteCount }
-
-    /// Writes queued output until done or the socket is full, and tells the driver which.
-    func flush() {
-        guard !closed else { return }
-        var written = 0
-        while !output.isEmpty {
-            switch output.writeSome({ transport.write($0) }) {
-            case .done(let count):
-                written += count
-            case .wantWrite, .wantRead:
-                // The loop reports the socket writable again once it has room.
-                driver?.writeBlocked(written: written, at: .now)
-                return
-            case .closed, .failed:
-                close()
-                return
-            }
-        }
-        driver?.outputDrained(written: written, at: .now)
-    }
-
-    func arm(_ deadline: Instant) {
-        timer?.schedule(deadline: deadline.dispatchTime, leeway: .milliseconds(100))
-    }
-
-    func linger() {
-        transport.shutdown()
-        do {
-            try Syscall.run("shutdown") { shutdown(fd, Int32(SHUT_WR)) }
-        } catch {
-            close()
-        }
-    }
-
-    func readBufferedInput() {
-        // Inside a read loop, that loop reads on once the driver wants input again.
-        guard !reading else { return }
-        if !readsSuspended, mayHaveInput || transport.hasBufferedInput { readAvailable() }
-    }
-
-    func suspendReads() {
-        readsSuspended = true
-    }
-
-    func resumeReads() {
-        readsSuspended = false
-    }
-
-    // MARK: - Events from the sources
+    // MARK: - Events
 
     func socketReadable() {
         mayHaveInput = true
         guard !closed else { return }
-        if awaitingProxyHeader { return readProxyHeader() }
-        if sniffed != nil { return readAvailable() }
-        guard let driver else { return continueHandshake() }
-        guard !readsSuspended else { return }  // remembered in mayHaveInput until reads resume
-        if driver.wantsInput {
-            readAvailable()
-        } else if driver.isLingering {
-            discardInput()
-        }
+        if driver == nil { proceedOpening() } else { proceed(DriverStep()) }
     }
 
     func socketWritable() {
-        guard !closed, !awaitingProxyHeader, sniffed == nil else { return }
-        guard driver != nil else { return continueHandshake() }
-        if readWaitsForWritable {
-            readWaitsForWritable = false
-            readAvailable()
-        }
-        if !output.isEmpty { flush() }
-    }
-
-    private func timerFired() {
         guard !closed else { return }
-        let now = Instant.now
-        if let driver {
-            driver.timerFired(at: now)
-        } else if now >= handshakeDeadline {
-            close()
-        } else {
-            arm(handshakeDeadline)
-        }
+        writeBlocked = false
+        readWaitsForWritable = false
+        if driver == nil { proceedOpening() } else { proceed(DriverStep()) }
     }
 
-    private func continueHandshake() {
-        switch transport.handshake() {
-        case .done:
-            if transport.negotiatedHTTP2 {
-                startDriver(http2: true)
-            } else if environment.configuration.tls == nil && environment.configuration.http2.enabled {
-                sniffed = []
-                // The header deadline, as either protocol would give a new connection for its first bytes.
-                handshakeDeadline = .now + environment.configuration.timeouts.headerSeconds
-                arm(handshakeDeadline)
+    func timerFired() {
+        guard !closed else { return }
+        let now = clock()
+        guard let driver else {
+            let step = opening.timerFired(at: now)
+            if let deadline = step.armTimer { io.arm(deadline) }
+            return proceedOpening()
+        }
+        proceed(driver.timerFired(at: now, output: &output))
+    }
+
+    /// The response to a request handed out earlier, back on `queue`. One that comes after the connection closed
+    /// is still reported, but not sent.
+    func answered(_ response: HTTPResponse, for ticket: RequestTicket) {
+        guard let driver else { return }
+        let step = driver.answered(response, for: ticket, at: clock(), output: &output)
+        guard !closed else { return output.removeAll() }
+        proceed(step)
+    }
+
+    // MARK: - Moving on
+
+    /// Does what `step` says, then keeps going until the connection has to wait.
+    private func proceed(_ step: DriverStep) {
+        var step = step
+        while let driver, carryOut(step) {
+            let now = clock()
+            if let (request, ticket) = driver.nextRequest(at: now) {
+                let response = environment.answer(request, ticket: ticket, for: self)
+                step = response.map { driver.answered($0, for: ticket, at: now, output: &output) } ?? DriverStep()
+            } else if !output.isEmpty, !writeBlocked {
+                let outcome = io.write(&output)
+                if case .blocked = outcome { writeBlocked = true }
+                step = driver.wrote(outcome, at: clock(), output: &output)
+            } else if driver.isLingering {
+                guard mayHaveInput, let ended = discardInput() else { return }
+                step = ended
+            } else if driver.wantsInput, !readWaitsForWritable, mayHaveInput || io.hasBufferedInput {
+                guard let read = read(driver) else { return }
+                step = read
             } else {
-                startDriver(http2: false)
-            }
-            readAvailable()
-        case .wantRead, .wantWrite:
-            break  // the loop reports the socket ready again
-        case .closed, .failed:
-            close()
-        }
-    }
-
-    private func startDriver(http2: Bool) {
-        let driver: any ProtocolDriver =
-            http2
-            ? HTTP2Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
-            : HTTP1Driver(
-                io: self, environment: environment, queue: queue, connectionID: id, identity: identity, at: .now)
-        self.driver = driver
-        driver.start()
-    }
-
-    /// Adds the first bytes of a plain connection to `sniffed` until they tell HTTP/2 with prior knowledge
-    /// (the client preface, RFC 9113 §3.3) from HTTP/1.1, then starts that driver with them.
-    private func sniff(_ bytes: UnsafeRawBufferPointer) {
-        sniffed?.append(contentsOf: bytes)
-        guard let seen = sniffed else { return }
-        let preface = HTTP2ConnectionMachine.preface
-        let compared = min(seen.count, preface.count)
-        let matches = seen.prefix(compared).elementsEqual(preface.prefix(compared))
-        guard !matches || compared == preface.count else { return }  // a prefix of the preface: read on
-        sniffed = nil
-        startDriver(http2: matches)
-        seen.withUnsafeBytes { driver?.received($0, at: .now) }
-    }
-
-    /// Reads a trusted proxy's PROXY header, if there is one (see `ProxyHeaderReader`), then goes on to the
-    /// handshake.
-    private func readProxyHeader() {
-        switch ProxyHeaderReader.read(fd) {
-        case .incomplete:
-            return  // the loop reports the socket again when more arrives
-        case .unusable:
-            return close()
-        case .absent:
-            // A proxy that sends no header forwards clients per request, in X-Forwarded-For.
-            identity.forwardingProxies = environment.configuration.trustedProxies
-        case .header(let client, let port):
-            if let client {
-                identity.connection = ClientAddress(ip: client, port: port)
-                guard environment.clients.admit(client) else {
-                    environment.statistics.connectionRefused(reason: "client_connection_limit")
-                    return close()
-                }
-                admitted = client
+                return
             }
         }
-        awaitingProxyHeader = false
-        continueHandshake()
     }
 
-    // MARK: - Reading
+    /// Arms the timer and ends the connection as `step` says; false once the connection is closed.
+    private func carryOut(_ step: DriverStep) -> Bool {
+        guard !closed else { return false }
+        if let deadline = step.armTimer { io.arm(deadline) }
+        switch step.ending {
+        case nil:
+            return true
+        case .linger:
+            guard io.shutdownOutput() else {
+                close(.socketError)
+                return false
+            }
+            return true
+        case .close(let reason):
+            close(reason)
+            return false
+        }
+    }
 
     private static let readChunkBytes = 16 * 1024
 
-    /// Reads while the driver wants input and the transport has some.
-    private func readAvailable() {
-        guard !reading else { return }
-        reading = true
-        defer { reading = false }
+    /// Reads once and hands the driver what came of it; nil when there is nothing to read now.
+    private func read(_ driver: any ProtocolDriver) -> DriverStep? {
         withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
-            while !closed, !readsSuspended, driver?.wantsInput ?? (sniffed != nil) {
-                switch transport.read(into: buffer) {
-                case .done(let count):
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-                    if let driver { driver.received(bytes, at: .now) } else { sniff(bytes) }
-                case .wantRead:
-                    mayHaveInput = false
-                    return
-                case .wantWrite:
-                    readWaitsForWritable = true
-                    return
-                case .closed:
-                    if let driver { driver.peerClosed(at: .now) } else { close() }
-                    return
-                case .failed:
-                    close()
-                    return
-                }
+            switch io.read(into: buffer) {
+            case .done(let count):
+                return driver.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: clock(), output: &output)
+            case .wantRead:
+                mayHaveInput = false
+                return nil
+            case .wantWrite:
+                readWaitsForWritable = true
+                return nil
+            case .closed:
+                return driver.peerClosed(at: clock())
+            case .failed:
+                return DriverStep(ending: .close(.socketError))
             }
         }
     }
 
-    /// Reads and drops whatever the client still sends after the final response, until it closes.
-    private func discardInput() {
-        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { scratch in
-            while !closed {
-                let outcome = try? Syscall.nonBlocking("recv") { recv(fd, scratch.baseAddress, scratch.count, 0) }
-                switch outcome {
-                case .done(let count) where count > 0: continue
-                case .wouldBlock:
-                    mayHaveInput = false
-                    return
-                default:
-                    driver?.peerClosed(at: .now)
-                    return
-                }
+    /// Drops what the client still sends after the final response; the driver's step once it has closed.
+    private func discardInput() -> DriverStep? {
+        switch io.discardInput() {
+        case .wantRead, .wantWrite, .done:
+            mayHaveInput = false
+            return nil
+        case .closed, .failed:
+            return driver?.peerClosed(at: clock())
+        }
+    }
+
+    // MARK: - Opening
+
+    /// Takes the opening steps the socket allows now; once the protocol is chosen, starts its driver.
+    private func proceedOpening() {
+        while !closed {
+            let step: ConnectionOpening.Step
+            switch opening.phase {
+            case .proxyHeader:
+                step = readProxyHeader()
+            case .handshake:
+                step = opening.handshakeStepped(io.handshake(), http2: io.negotiatedHTTP2, at: clock())
+            case .sniffing:
+                guard !readWaitsForWritable, mayHaveInput || io.hasBufferedInput else { return }
+                step = sniff()
+            case .open(let http2):
+                return startProtocol(http2: http2)
+            case .closed(let reason):
+                return close(reason)
+            }
+            if let deadline = step.armTimer { io.arm(deadline) }
+            guard step.advanced else { return }
+        }
+    }
+
+    /// Reads a trusted proxy's PROXY header, if it sends one: it names the client, which is admitted under the
+    /// per-client limit. A proxy that sends none forwards clients per request, in `X-Forwarded-For`.
+    private func readProxyHeader() -> ConnectionOpening.Step {
+        let outcome = io.readProxyHeader()
+        var admittedClient = true
+        switch outcome {
+        case .absent:
+            identity.forwardingProxies = environment.configuration.trustedProxies
+        case .header(let client?, let port):
+            identity.connection = ClientAddress(ip: client, port: port)
+            admittedClient = environment.clients.admit(client)
+            if admittedClient {
+                admitted = client
+            } else {
+                environment.statistics.connectionRefused(reason: "client_connection_limit")
+            }
+        case .header(nil, _), .incomplete, .unusable:
+            break
+        }
+        return opening.proxyHeaderRead(outcome, admitted: admittedClient)
+    }
+
+    /// Reads the first bytes of a plain connection for the opening to tell the protocol by.
+    private func sniff() -> ConnectionOpening.Step {
+        withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
+            switch io.read(into: buffer) {
+            case .done(let count):
+                return opening.sniffed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            case .wantRead:
+                mayHaveInput = false
+                return ConnectionOpening.Step()
+            case .wantWrite:
+                readWaitsForWritable = true
+                return ConnectionOpening.Step()
+            case .closed, .failed:
+                return opening.peerClosed()
             }
         }
     }
+
+    private func startProtocol(http2: Bool) {
+        let now = clock()
+        let configuration = environment.configuration
+        let recorder = RequestRecorder(
+            prefix: environment.requestIDPrefix, connectionID: id, identity: identity,
+            observe: environment.handler.observe)
+        let driver: any ProtocolDriver =
+            http2
+            ? HTTP2Driver(configuration, recorder: recorder, dates: dates, statistics: environment.statistics, at: now)
+            : HTTP1Driver(configuration, recorder: recorder, dates: dates, at: now)
+        self.driver = driver
+        var step = driver.start(at: now, output: &output)
+        // The bytes read to choose the protocol are the first it reads.
+        if !opening.sniffed.isEmpty {
+            step.merge(opening.sniffed.withUnsafeBytes { driver.received($0, at: now, output: &output) })
+        }
+        proceed(step)
+    }
+}
+
+/// Where a connection's I/O reports what happened: the socket's readiness (see `ReadinessLoop`) and the timer.
+protocol ConnectionEvents: ReadinessClient {
+    func timerFired()
 }

@@ -6,7 +6,6 @@ struct ConnectionEnvironment: Sendable {
     let handler: HTTPHandler
     /// Where blocking plans run, so a blocking handler never stalls an I/O queue.
     let handlers: HandlerPool
-    let dates: DateCache
     let statistics: ServerStatistics
     /// Connections open per client address, for the per-client limit.
     let clients: ClientConnections

@@ -1,21 +1,33 @@
 import HTTPCore
-import Locking
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The current `Date` header value, formatted at most once per second.
-final class DateCache: Sendable {
-    private let cached = Locked<(second: Int, text: String)>((-1, ""))
+/// The current `Date` header, made at most once a second. One per I/O queue, used only on that queue, so it
+/// needs no lock.
+final class DateCache: @unchecked Sendable {  // used only on its I/O queue
+    private var second = -1
+    private var cachedText = ""
+    private var cachedLine: [UInt8] = []
 
-    var now: String {
-        let second = time(nil)
-        return cached.withLock { entry in
-            if entry.second != second {
-                entry = (second, HTTPDate.format(secondsSince1970: second))
-            }
-            return entry.text
-        }
+    /// The value, an IMF-fixdate (RFC 9110 §5.6.7).
+    var text: String {
+        refresh()
+        return cachedText
+    }
+
+    /// The whole field line, `Date: <value>` and CRLF.
+    var line: [UInt8] {
+        refresh()
+        return cachedLine
+    }
+
+    private func refresh() {
+        let now = time(nil)
+        guard now != second else { return }
+        second = now
+        cachedText = HTTPDate.format(secondsSince1970: now)
+        cachedLine = HTTPResponseSerializer.dateLine(cachedText)
     }
 }

@@ -29,21 +29,23 @@ struct HTTP1ConnectionMachine {
         var includesBody: Bool
     }
 
-    enum Action: Equatable {
+    /// What to do with the handler or the output after an event.
+    enum Work: Equatable {
         /// Give this request to the handler; its response comes back through `responseReady`.
         case handle(HTTPRequest)
-        /// Write these bytes (the interim `100 Continue`).
-        case write([UInt8])
+        /// Write the interim `100 Continue`.
+        case writeContinue
         /// Send this response, framed so. It answers the request last handed out when one is in flight, and
         /// is otherwise a final error (unparsable input, or a request too slow to arrive).
         case send(HTTPResponse, Framing)
-        case suspendReads
-        case resumeReads
+    }
+
+    /// What an event calls for; at most one of each, so it needs no allocation.
+    struct Actions: Equatable {
+        var work: Work?
         /// Fire the timer at this instant (earlier than whatever it was armed for).
-        case armTimer(Instant)
-        /// Half-close our side and drain input (see `State.lingering`).
-        case linger
-        case close
+        var armTimer: Instant?
+        var ending: ConnectionEnding?
     }
 
     struct Configuration: Sendable {
@@ -59,17 +61,16 @@ struct HTTP1ConnectionMachine {
     private var decoder: HTTPRequestDecoder
     /// The request with the handler: what its response's framing depends on.
     private var inFlight: (version: HTTPVersion, method: HTTPMethod, keepAlive: Bool)?
-    /// Close (after lingering) once the output is written.
-    private var closeWhenWritten = false
+    /// Set once the connection is to close (after lingering) when the output is written, with why.
+    private var closeReason: CloseReason?
     /// The server is shutting down: answer what is in flight, then close.
     private var draining = false
     private var requestStartedAt: Instant?
     private var lastProgressAt: Instant
     /// What the timer is armed for; later deadlines are found when it fires.
     private var armedDeadline = Instant.distantFuture
-    /// The rate window of the body being read, or of the response since the socket filled (see
-    /// `ConnectionTimeouts.minimumBytesPerSecond`): when it began and the bytes it has carried.
-    private var rateWindow: (startedAt: Instant, bytes: Int)?
+    /// The rate window of the body or head being read, or of the response since the socket filled.
+    private var rateWindow: RateWindow?
 
     /// A machine for a connection whose transport became ready at `now`.
     init(_ configuration: Configuration, at now: Instant) {
@@ -81,107 +82,120 @@ struct HTTP1ConnectionMachine {
     /// Whether the connection wants request bytes now (the caller reads only then).
     var wantsInput: Bool { state == .reading }
 
+    private var timeouts: ConnectionTimeouts { configuration.timeouts }
+
     /// The first actions: arm the deadline for the first request's first byte.
-    mutating func start() -> [Action] {
-        updatedDeadline()
+    mutating func start() -> Actions {
+        updatedDeadline(Actions())
     }
 
-    mutating func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> [Action] {
-        guard state == .reading else { return [] }  // lingering input is drained by the caller and dropped
+    mutating func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> Actions {
+        guard state == .reading else { return Actions() }  // lingering input is drained by the caller and dropped
         let wasMidRequest = decoder.isMidRequest
         let wasReadingBody = decoder.isReadingBody
         decoder.append(bytes)
         lastProgressAt = now
         if requestStartedAt == nil, decoder.isMidRequest { requestStartedAt = now }
-        rateWindow?.bytes += bytes.count
+        rateWindow?.add(bytes.count)
         let actions = processInput(at: now)
         guard state == .reading else { return actions }
         // A head is measured from its first byte, a body from the end of its head.
         if decoder.isReadingBody && !wasReadingBody || decoder.isMidRequest && !wasMidRequest {
-            rateWindow = (now, 0)
-            return actions + updatedDeadline()
+            rateWindow = RateWindow(startingAt: now)
+            return updatedDeadline(actions)
         }
         return actions
     }
 
     /// The handler's response to the request in flight (or the server's 503 when no handler thread took it).
-    mutating func responseReady(_ response: HTTPResponse, at now: Instant) -> [Action] {
-        guard state == .processing, let request = inFlight else { return [] }
+    mutating func responseReady(_ response: HTTPResponse, at now: Instant) -> Actions {
+        guard state == .processing, let request = inFlight else { return Actions() }
         inFlight = nil
         rateWindow = nil
         requestsServed += 1
-        let keepAlive = request.keepAlive && !draining && !closeWhenWritten
-            && requestsServed < configuration.maxRequestsPerConnection
-        closeWhenWritten = !keepAlive
+        if closeReason == nil {
+            if draining {
+                closeReason = .shutdown
+            } else if !request.keepAlive || requestsServed >= configuration.maxRequestsPerConnection {
+                closeReason = .served
+            }
+        }
         state = .writing
         lastProgressAt = now
         let framing = Framing(
-            version: request.version, keepAlive: keepAlive, includesBody: response.sendsBody(inAnswerTo: request.method))
-        return [.send(response, framing)]
+            version: request.version, keepAlive: closeReason == nil,
+            includesBody: response.sendsBody(inAnswerTo: request.method))
+        return Actions(work: .send(response, framing))
     }
 
     /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
-    mutating func writeBlocked(written: Int, at now: Instant) -> [Action] {
+    mutating func writeBlocked(written: Int, at now: Instant) -> Actions {
         if written > 0 { lastProgressAt = now }
         // Until the socket first fills, the kernel takes what it can: the rate counts from then on.
-        if rateWindow == nil { rateWindow = (now, 0) } else { rateWindow?.bytes += written }
-        return updatedDeadline()
+        if rateWindow == nil { rateWindow = RateWindow(startingAt: now) } else { rateWindow?.add(written) }
+        return updatedDeadline(Actions())
     }
 
     /// Everything queued has been written.
-    mutating func outputDrained(at now: Instant) -> [Action] {
-        guard state == .writing else { return [] }  // an interim response, written while reading
+    mutating func outputDrained(at now: Instant) -> Actions {
+        guard state == .writing else { return Actions() }  // an interim response, written while reading
         lastProgressAt = now
         rateWindow = nil
-        if closeWhenWritten {
+        if let closeReason {
             state = .lingering
-            return [.linger, .resumeReads] + updatedDeadline()
+            return updatedDeadline(Actions(ending: .linger(closeReason)))
         }
         state = .reading
         requestStartedAt = decoder.isMidRequest ? now : nil
         let actions = processInput(at: now)
-        if state == .reading, decoder.isMidRequest { rateWindow = (now, 0) }  // a pipelined head under way
-        return state == .reading ? [.resumeReads] + actions : actions
+        if state == .reading, decoder.isMidRequest { rateWindow = RateWindow(startingAt: now) }  // a pipelined head
+        return actions
     }
 
     /// The peer closed its side (or, while lingering, input ended or failed).
-    mutating func peerClosed() -> [Action] {
+    mutating func peerClosed() -> Actions {
         switch state {
-        case .reading, .lingering:
+        case .reading:
             state = .closed
-            return [.close]
+            return Actions(ending: .close(.clientClosed))
+        case .lingering:
+            state = .closed
+            return Actions(ending: .close(closeReason ?? .clientClosed))
         case .processing, .writing:
             // A half-closed client still gets the answer to a request it completed; nothing more.
-            closeWhenWritten = true
-            return []
+            if closeReason == nil { closeReason = .clientClosed }
+            return Actions()
         case .closed:
-            return []
+            return Actions()
         }
     }
 
-    mutating func timerFired(at now: Instant) -> [Action] {
+    mutating func timerFired(at now: Instant) -> Actions {
         armedDeadline = .distantFuture
-        if let window = rateWindow, let floor = configuration.timeouts.minimumBytesPerWindow,
-            now >= window.startedAt + configuration.timeouts.rateWindowSeconds, state == .reading || state == .writing
-        {
-            guard Double(window.bytes) >= floor else { return tooSlow(at: now) }
-            rateWindow = (now, 0)
+        let timeouts = timeouts
+        if state == .reading || state == .writing, rateWindow?.check(at: now, timeouts) == .missed {
+            return tooSlow(at: now)
         }
-        guard deadline <= now else { return updatedDeadline() }
+        guard deadline <= now else { return updatedDeadline(Actions()) }
         switch state {
         case .reading where decoder.isMidRequest:
             return reject(.error(.requestTimeout, "request timed out"), at: now)
         case .processing, .closed:
-            return []
-        case .reading, .writing, .lingering:
+            return Actions()
+        case .reading:
             state = .closed
-            return [.close]
+            return Actions(ending: .close(.idle))
+        case .writing:
+            state = .closed
+            return Actions(ending: .close(.sendStalled))
+        case .lingering:
+            state = .closed
+            return Actions(ending: .close(closeReason ?? .served))
         }
     }
 
     /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`).
     func standing(at now: Instant) -> ConnectionStanding? {
-        let timeouts = configuration.timeouts
         switch state {
         case .processing, .closed:
             return nil
@@ -189,60 +203,55 @@ struct HTTP1ConnectionMachine {
             return .lingering(since: lastProgressAt)
         case .reading, .writing:
             // A request arriving piecewise, or a response blocked on a full socket.
-            if let window = rateWindow {
-                return .measured(bytes: window.bytes, since: window.startedAt, at: now, timeouts: timeouts)
-            }
+            if let rateWindow { return rateWindow.standing(at: now, timeouts) }
             guard state == .reading, !decoder.isMidRequest else { return nil }
             return .idle(since: lastProgressAt, at: now, timeouts: timeouts)
         }
     }
 
     /// The server is shutting down: an idle connection closes now, a busy one after its current response.
-    mutating func drain() -> [Action] {
+    mutating func drain() -> Actions {
         draining = true
-        guard state == .reading, !decoder.isMidRequest else { return [] }
+        guard state == .reading, !decoder.isMidRequest else { return Actions() }
         state = .closed
-        return [.close]
+        return Actions(ending: .close(.shutdown))
     }
 
-    /// Acts on every complete event the decoder has; stops once a request is handed out.
-    private mutating func processInput(at now: Instant) -> [Action] {
-        var actions: [Action] = []
-        while state == .reading {
-            let event: HTTPDecoderEvent?
-            do {
-                event = try decoder.next()
-            } catch {
-                return actions + reject(error.response, at: now)
-            }
-            switch event {
-            case nil:
-                return actions + updatedDeadline()
-            case .expectContinue:
-                actions.append(.write(HTTPResponseSerializer.continueHead))
-            case .request(let request):
-                state = .processing
-                inFlight = (request.version, request.method, request.keepAlive)
-                actions += [.suspendReads, .handle(request)]
-            }
+    /// Acts on the next complete event the decoder has, if any: a request is handed out, `100 Continue` written.
+    private mutating func processInput(at now: Instant) -> Actions {
+        let event: HTTPDecoderEvent?
+        do {
+            event = try decoder.next()
+        } catch {
+            return reject(error.response, at: now)
         }
-        return actions
+        switch event {
+        case nil:
+            return updatedDeadline(Actions())
+        case .expectContinue:
+            // The body is not all here (else no `100 Continue` is due), so nothing more can follow yet.
+            return updatedDeadline(Actions(work: .writeContinue))
+        case .request(let request):
+            state = .processing
+            inFlight = (request.version, request.method, request.keepAlive)
+            return Actions(work: .handle(request))
+        }
     }
 
     /// A request or response that moves slower than the floor: a request gets 408, a response is cut off.
-    private mutating func tooSlow(at now: Instant) -> [Action] {
+    private mutating func tooSlow(at now: Instant) -> Actions {
         rateWindow = nil
         if state == .reading { return reject(.error(.requestTimeout, "request too slow"), at: now) }
         state = .closed
-        return [.close]
+        return Actions(ending: .close(.sendStalled))
     }
 
     /// Answers with a final error after which the connection closes; nothing more is parsed.
-    private mutating func reject(_ response: HTTPResponse, at now: Instant) -> [Action] {
-        closeWhenWritten = true
+    private mutating func reject(_ response: HTTPResponse, at now: Instant) -> Actions {
+        closeReason = .requestError
         state = .writing
         lastProgressAt = now
-        return [.suspendReads, .send(response, Framing(version: .http1_1, keepAlive: false, includesBody: true))]
+        return Actions(work: .send(response, Framing(version: .http1_1, keepAlive: false, includesBody: true)))
     }
 
     /// When the current state times out (see `ConnectionTimeouts`).
@@ -252,15 +261,12 @@ struct HTTP1ConnectionMachine {
 
     /// When the current rate window ends, if one is being measured.
     private var rateDeadline: Instant {
-        guard let window = rateWindow, configuration.timeouts.minimumBytesPerWindow != nil,
-            state == .reading || state == .writing
-        else { return .distantFuture }
-        return window.startedAt + configuration.timeouts.rateWindowSeconds
+        guard state == .reading || state == .writing else { return .distantFuture }
+        return rateWindow?.end(timeouts) ?? .distantFuture
     }
 
     /// When the current state times out for want of any progress.
     private var idleDeadline: Instant {
-        let timeouts = configuration.timeouts
         switch state {
         case .reading:
             if decoder.isReadingBody { return lastProgressAt + timeouts.bodyIdleSeconds }
@@ -277,11 +283,13 @@ struct HTTP1ConnectionMachine {
         }
     }
 
-    /// Re-arms the timer if the deadline moved earlier.
-    private mutating func updatedDeadline() -> [Action] {
+    /// `actions`, with the timer re-armed if the deadline moved earlier.
+    private mutating func updatedDeadline(_ actions: Actions) -> Actions {
         let next = deadline
-        guard next < armedDeadline else { return [] }
+        guard next < armedDeadline else { return actions }
         armedDeadline = next
-        return [.armTimer(next)]
+        var actions = actions
+        actions.armTimer = next
+        return actions
     }
 }

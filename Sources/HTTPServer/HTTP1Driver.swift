@@ -1,39 +1,19 @@
-import Dispatch
 import HTTPCore
 
-/// Carries out what `HTTP1ConnectionMachine` decides: requests to the handler, responses serialized with their
-/// request id, writes, reads and the timer through `ConnectionIO`.
-final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only on `queue`
-    typealias Action = HTTP1ConnectionMachine.Action
-
+/// HTTP/1.1 for a connection: runs `HTTP1ConnectionMachine`, keeps each request's record, and serialises the
+/// machine's responses into the connection's output with their request id.
+final class HTTP1Driver: ProtocolDriver {
     private var machine: HTTP1ConnectionMachine
-    // Strong: a handler thread may still hold the driver after the connection closed; the connection then ignores
-    // what it is asked. The connection drops its driver when its sources are gone, which ends the cycle.
-    private let io: any ConnectionIO
-    private let environment: ConnectionEnvironment
-    private let queue: DispatchQueue
-    private let connectionID: Int
-    /// Who each request is from.
-    private let identity: ClientIdentity
-    /// The request with the handler, since when, and from whom.
-    private var inFlight: (request: HTTPRequest, startedAt: Instant, client: ClientAddress)?
-    /// The id the response being made echoes in `X-Request-Id`.
-    private var requestID = ""
-    /// Actions waiting to be carried out; see `run`.
-    private var pending: [Action] = []
-    private var running = false
-    private var resumedReads = false
+    private var recorder: RequestRecorder
+    private let dates: DateCache
+    /// The request the machine handed out, until the connection takes it.
+    private var handedOut: HTTPRequest?
+    /// The record of the request with the handler.
+    private var inFlight: RequestRecorder.Record?
 
-    init(
-        io: any ConnectionIO, environment: ConnectionEnvironment, queue: DispatchQueue, connectionID: Int,
-        identity: ClientIdentity, at now: Instant
-    ) {
-        self.io = io
-        self.environment = environment
-        self.queue = queue
-        self.connectionID = connectionID
-        self.identity = identity
-        let configuration = environment.configuration
+    init(_ configuration: ServerConfiguration, recorder: RequestRecorder, dates: DateCache, at now: Instant) {
+        self.recorder = recorder
+        self.dates = dates
         machine = HTTP1ConnectionMachine(
             HTTP1ConnectionMachine.Configuration(
                 limits: configuration.limits, timeouts: configuration.timeouts,
@@ -44,97 +24,80 @@ final class HTTP1Driver: ProtocolDriver, @unchecked Sendable {  // touched only 
     var wantsInput: Bool { machine.wantsInput }
     var isLingering: Bool { machine.state == .lingering }
 
-    func start() { run(machine.start()) }
-    func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) { run(machine.received(bytes, at: now)) }
-    func peerClosed(at now: Instant) { run(machine.peerClosed()) }
-    func outputDrained(written: Int, at now: Instant) { run(machine.outputDrained(at: now)) }
-    func writeBlocked(written: Int, at now: Instant) { run(machine.writeBlocked(written: written, at: now)) }
-    func timerFired(at now: Instant) { run(machine.timerFired(at: now)) }
-    func drain(at now: Instant) { run(machine.drain()) }
+    func start(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        perform(machine.start(), at: now, output: &output)
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        perform(machine.received(bytes, at: now), at: now, output: &output)
+    }
+
+    func peerClosed(at now: Instant) -> DriverStep {
+        // Never any work: nothing more is read, and a response in flight is still sent when it comes.
+        let actions = machine.peerClosed()
+        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+    }
+
+    func wrote(_ outcome: WriteOutcome, at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        switch outcome {
+        case .drained: perform(machine.outputDrained(at: now), at: now, output: &output)
+        case .blocked(let written): perform(machine.writeBlocked(written: written, at: now), at: now, output: &output)
+        case .failed: DriverStep(ending: .close(.socketError))
+        }
+    }
+
+    func timerFired(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        perform(machine.timerFired(at: now), at: now, output: &output)
+    }
+
+    func drain(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        perform(machine.drain(), at: now, output: &output)
+    }
+
+    func answered(
+        _ response: HTTPResponse, for ticket: RequestTicket, at now: Instant, output: inout OutputBuffer
+    ) -> DriverStep {
+        perform(machine.responseReady(response, at: now), at: now, output: &output)
+    }
+
+    func nextRequest(at now: Instant) -> (HTTPRequest, RequestTicket)? {
+        guard let request = handedOut else { return nil }
+        handedOut = nil
+        let (marked, record) = recorder.begin(request, at: now)
+        inFlight = record
+        return (marked, RequestTicket(stream: 0))
+    }
+
     func standing(at now: Instant) -> ConnectionStanding? { machine.standing(at: now) }
 
-    /// Carries out `actions` in order. Actions may cause events (an answer ready at once, output that drains at
-    /// once) whose actions queue behind these, so events reach the machine one at a time and the stack does not
-    /// grow with the number of pipelined requests.
-    private func run(_ actions: [Action]) {
-        pending += actions
-        guard !running else { return }
-        running = true
-        var index = 0
-        while index < pending.count {
-            perform(pending[index])
-            index += 1
+    private func perform(
+        _ actions: HTTP1ConnectionMachine.Actions, at now: Instant, output: inout OutputBuffer
+    ) -> DriverStep {
+        switch actions.work {
+        case nil: break
+        case .handle(let request): handedOut = request
+        case .writeContinue: output.append(HTTPResponseSerializer.continueHead)
+        case .send(let response, let framing): send(response, framing, at: now, output: &output)
         }
-        pending.removeAll(keepingCapacity: true)
-        running = false
-        if resumedReads {
-            resumedReads = false
-            io.readBufferedInput()
-        }
+        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
     }
 
-    private func perform(_ action: Action) {
-        switch action {
-        case .handle(let request): handle(request)
-        case .write(let bytes):
-            io.write(bytes[...])
-            io.flush()
-        case .send(let response, let framing): send(response, framing)
-        case .suspendReads: io.suspendReads()
-        case .resumeReads:
-            io.resumeReads()
-            resumedReads = true
-        case .armTimer(let deadline): io.arm(deadline)
-        case .linger: io.linger()
-        case .close:
-            pending.removeAll()
-            io.close()
-        }
-    }
-
-    /// Hands `request` to the handler under its request id; the response comes back to this queue.
-    private func handle(_ request: HTTPRequest) {
-        let (request, client) = identity.marked(identified(request))
-        inFlight = (request, .now, client)
-        environment.answer(request, on: queue) { response in
-            self.run(self.machine.responseReady(response, at: .now))
-        }
-    }
-
-    /// `request` with the id it is answered under in its `X-Request-Id`: the client's when acceptable,
-    /// else a new one replacing whatever was there.
-    private func identified(_ request: HTTPRequest) -> HTTPRequest {
-        if let given = request.headers[RequestID.headerName], RequestID.isAcceptable(given) {
-            requestID = given
-            return request
-        }
-        var request = request
-        requestID = newRequestID()
-        request.headers.set(RequestID.headerName, requestID)
-        return request
-    }
-
-    private func newRequestID() -> String {
-        environment.requestID(connection: connectionID, sequence: machine.requestsServed + 1)
-    }
-
-    /// Reports the exchange to the observer, echoes the request id and writes the response.
-    private func send(_ response: HTTPResponse, _ framing: HTTP1ConnectionMachine.Framing) {
-        let answered = inFlight
+    /// Reports the exchange, then writes the response with its request id.
+    private func send(
+        _ response: HTTPResponse, _ framing: HTTP1ConnectionMachine.Framing, at now: Instant,
+        output: inout OutputBuffer
+    ) {
+        let record = inFlight ?? recorder.beginUnreadable(at: now)
         inFlight = nil
-        if answered == nil { requestID = newRequestID() }
-        let now = Instant.now
-        environment.handler.observe(HTTPExchange(
-            request: answered?.request, response: response, bodyBytes: framing.includesBody ? response.body.count : 0,
-            seconds: answered.map { now.seconds(since: $0.startedAt) } ?? 0,
-            remoteAddress: (answered?.client ?? identity.connection).text,
-            requestID: requestID, version: answered?.request.version ?? .http1_1))
-        var response = response
-        response.headers.add(RequestID.headerName, requestID)
-        let head = HTTPResponseSerializer.head(
-            response, version: framing.version, keepAlive: framing.keepAlive, date: environment.dates.now)
-        io.write(head[...])
-        if framing.includesBody { io.write(response.body[...]) }
-        io.flush()
+        recorder.finish(
+            record, response, bodyBytes: framing.includesBody ? response.body.count : 0,
+            version: record.request?.version ?? .http1_1, at: now)
+        let dateLine = dates.line
+        output.stage { bytes in
+            HTTPResponseSerializer.writeHead(
+                response, version: framing.version, keepAlive: framing.keepAlive, dateLine: dateLine,
+                extraField: (RequestID.headerName, record.id), into: &bytes)
+        }
+        if framing.includesBody { output.append(shared: response.body[...]) }
     }
 }

@@ -3,23 +3,17 @@ import HTTPCore
 
 /// HTTP/2 on one connection once its transport is ready: the nghttp2 session (frames, HPACK, flow control,
 /// stream states) plus what is ours: which requests go to the handler, error answers, the stream cap, draining
-/// with GOAWAY, and every deadline. Like `HTTP1ConnectionMachine` it does no I/O and reads no clock: events come
-/// in with an instant, actions go out, and the bytes to write are pulled with `produce`.
+/// with GOAWAY, and every deadline. Like `HTTP1ConnectionMachine` it does no I/O and reads no clock: every input
+/// comes with an instant and returns actions; requests are taken with `nextRequest`, refusals with `nextRejection`,
+/// and the bytes to write with `produce`.
 final class HTTP2ConnectionMachine {
-    enum Action: Equatable {
-        /// Give this request, received on `stream`, to the handler; answer with `responseReady`.
-        case handle(HTTPRequest, stream: Int32)
-        /// Answer `stream` with this error (its request broke a limit or came too slowly); it was never handed
-        /// out, so the caller reports it as a request it could not read, then calls `respond`.
-        case reject(HTTPResponse, stream: Int32)
+    /// What an input calls for; at most one of each, so it needs no allocation.
+    struct Actions: Equatable {
+        /// Fire the timer at this instant (earlier than whatever it was armed for).
+        var armTimer: Instant?
+        var ending: ConnectionEnding?
         /// A GOAWAY with this error code went out (for metrics).
-        case countGoaway(UInt32)
-        case armTimer(Instant)
-        /// Read again: input was held back while our GOAWAY waited to be written.
-        case resumeReads
-        /// Half-close our side and read and drop input until the client closes (see `Phase.lingering`).
-        case linger
-        case close
+        var goawaySent: UInt32?
     }
 
     enum Phase: Equatable {
@@ -44,12 +38,6 @@ final class HTTP2ConnectionMachine {
     private let session: HTTP2Session
     private let timeouts: ConnectionTimeouts
     private let maxStreams: Int
-    /// Streams open now (from their first HEADERS until nghttp2 closes them).
-    private var openStreams: Set<Int32> = []
-    /// The method of each request with the handler: whether its response carries a body depends on it.
-    private var handling: [Int32: HTTPMethod] = [:]
-    /// Streams whose request is still arriving, with when it last made progress.
-    private var arriving: [Int32: Instant] = [:]
     private var streamsStarted = 0
     private let startedAt: Instant
     private var prefaceBytesSeen = 0
@@ -57,11 +45,12 @@ final class HTTP2ConnectionMachine {
     private var idleSince: Instant?
     /// When a write last made progress while output was waiting; nil while nothing waits.
     private var blockedSince: Instant?
-    /// The rate window of the output since the socket filled, as HTTP/1.1 measures a response (see
-    /// `ConnectionTimeouts.minimumBytesPerSecond`): when it began and the bytes written in it. Nil once
+    /// The rate window of the output since the socket filled, as HTTP/1.1 measures a response. Nil once
     /// everything is written.
-    private var rateWindow: (startedAt: Instant, bytes: Int)?
+    private var rateWindow: RateWindow?
     private var lingeringSince = Instant.distantFuture
+    /// Why we sent our GOAWAY, which is why the connection ends once its streams are done.
+    private var endReason: CloseReason?
     /// Our GOAWAY is queued and not yet written. No input is read meanwhile: nghttp2 takes new streams until its
     /// GOAWAY goes out, and they would be handled though the GOAWAY tells the client they were not, so a client
     /// could send a post again elsewhere (RFC 9113 §6.8). A protocol error in that input would also make
@@ -87,142 +76,158 @@ final class HTTP2ConnectionMachine {
     }
 
     /// Streams open now.
-    var openStreamCount: Int { openStreams.count }
+    var openStreamCount: Int { session.openCount }
 
     /// The first actions: the preface deadline. (Our SETTINGS frame is queued already; `produce` yields it.)
-    func start() -> [Action] {
-        updatedDeadline()
+    func start() -> Actions {
+        updatedDeadline(Actions())
     }
 
-    func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> [Action] {
-        guard wantsInput else { return [] }
+    func received(_ bytes: UnsafeRawBufferPointer, at now: Instant) -> Actions {
+        guard wantsInput else { return Actions() }
         if phase == .awaitingPreface { prefaceBytesSeen += bytes.count }
         do {
-            try session.receive(bytes)
+            try session.receive(bytes, at: now)
         } catch {
             // Only fatal errors come here (a bad preface, a flood, no memory): close at once. For protocol errors
             // nghttp2 queues a GOAWAY itself and stops reading; the connection closes once it is sent.
             phase = .closed
-            return [.close]
+            return Actions(ending: .close(.protocolError))
         }
         if phase == .awaitingPreface, prefaceBytesSeen >= Self.preface.count { phase = .open }
-        return actions(for: session.takeEvents(), at: now) + updatedDeadline()
+        return updatedDeadline(takeEvents(at: now))
     }
 
-    /// The response to the request handed out on `stream` (ignored if the client reset the stream meanwhile).
-    func responseReady(_ response: HTTPResponse, on stream: Int32, date: String) {
-        guard let method = handling.removeValue(forKey: stream) else { return }
+    /// The next complete request to give the handler, and its stream; answer it with `respond`.
+    func nextRequest() -> (request: HTTPRequest, stream: Int32)? {
+        guard let (stream, request) = session.nextComplete() else { return nil }
+        session.update(stream) { $0.phase = .handling(request.method) }
+        return (request, stream)
+    }
+
+    /// The next stream to answer with an error (its request broke a limit or came too slowly): it was never
+    /// handed out, so the caller reports it as a request it could not read, then calls `respond(toRejected:)`.
+    func nextRejection() -> (response: HTTPResponse, stream: Int32, isHead: Bool)? {
+        session.nextRejected().map { ($0.response, $0.stream, $0.isHead) }
+    }
+
+    /// The record of `stream`, for the driver's bookkeeping.
+    func update(_ stream: Int32, _ change: (inout HTTP2Stream) -> Void) {
+        session.update(stream, change)
+    }
+
+    func record(of stream: Int32) -> RequestRecorder.Record? {
+        session.streams[stream]?.record
+    }
+
+    /// The response to the request handed out on `stream` (not sent if the client reset the stream meanwhile).
+    func respond(_ response: HTTPResponse, on stream: Int32, requestID: String, date: String) -> Actions {
+        guard case .handling(let method)? = session.streams[stream]?.phase else {
+            session.respond(
+                on: stream, response, requestID: requestID, date: date, includeBody: false, resetAfter: false)
+            return Actions()
+        }
         session.respond(
-            on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
-            body: response.body, includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
+            on: stream, response, requestID: requestID, date: date,
+            includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
+        return Actions()
     }
 
-    /// The answer to a `.reject`ed stream, with no body for a HEAD. The client may still be sending a body: once
-    /// the response is out, the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
-    func respond(toRejected response: HTTPResponse, on stream: Int32, date: String) {
+    /// The answer to a rejected stream, with no body for a HEAD. The client may still be sending a body: once the
+    /// response is out, the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
+    func respond(toRejected response: HTTPResponse, on stream: Int32, isHead: Bool, requestID: String, date: String)
+        -> Actions
+    {
         session.respond(
-            on: stream, status: response.status.code, fields: HTTP2ResponseFields.fields(for: response, date: date),
-            body: response.body, includeBody: !rejectsHead(stream), resetAfter: true)
+            on: stream, response, requestID: requestID, date: date, includeBody: !isHead, resetAfter: true)
+        return Actions()
     }
 
-    /// Whether the `.reject`ed request on `stream` is a HEAD (its answer goes without a body).
-    func rejectsHead(_ stream: Int32) -> Bool { session.isHeadRequest(on: stream) }
-
-    /// Frames ready to write, at most about `room` bytes of them; empty when there is nothing (more) to send.
-    func produce(room: Int, at now: Instant) -> (chunks: [ArraySlice<UInt8>], actions: [Action]) {
-        guard phase != .closed, phase != .lingering, room > 0 else { return ([], []) }
-        let chunks: [ArraySlice<UInt8>]
+    /// Writes frames ready to send into `output`, about `room` bytes of them at most.
+    func produce(into output: inout OutputBuffer, room: Int, at now: Instant) -> Actions {
+        guard phase != .closed, phase != .lingering, room > 0 else { return Actions() }
         do {
-            chunks = try session.send(limit: room)
+            try session.send(into: &output, limit: room)
         } catch {
             phase = .closed
-            return ([], [.close])
+            return Actions(ending: .close(.protocolError))
         }
-        return (chunks, actions(for: session.takeEvents(), at: now))
+        return updatedDeadline(takeEvents(at: now))
     }
 
-    /// `bytes` more were written and the output queue is empty for now (`produce` may have more to give).
-    func wrote(_ bytes: Int) {
-        rateWindow?.bytes += bytes
-    }
-
-    /// Everything produced so far is written; `more` is what `produce` had left to give.
-    func outputDrained(more: Bool, at now: Instant) -> [Action] {
+    /// Output was written: `written` bytes since the last report, all of it, and `more` says whether `produce`
+    /// gave more since.
+    func outputDrained(written: Int, more: Bool, at now: Instant) -> Actions {
+        rateWindow?.add(written)
+        guard !more else { return Actions() }
         blockedSince = nil
         rateWindow = nil
-        guard !more, phase != .lingering else { return [] }
-        if phase == .closing || (phase == .draining && openStreams.isEmpty) || !session.isActive {
+        guard phase != .lingering, phase != .closed else { return Actions() }
+        if phase == .closing || (phase == .draining && openStreamCount == 0) || !session.isActive {
             phase = .lingering
             lingeringSince = now
-            return [.linger] + updatedDeadline()
+            return updatedDeadline(Actions(ending: .linger(endReason ?? .protocolError)))
         }
-        return updatedDeadline()
+        return updatedDeadline(Actions())
     }
 
     /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
-    func writeBlocked(written: Int, at now: Instant) -> [Action] {
+    func writeBlocked(written: Int, at now: Instant) -> Actions {
         if written > 0 || blockedSince == nil { blockedSince = now }
         // What the kernel took before the socket first filled does not count, as with HTTP/1.1.
-        if rateWindow == nil { rateWindow = (now, 0) } else { rateWindow?.bytes += written }
-        return updatedDeadline()
+        if rateWindow == nil { rateWindow = RateWindow(startingAt: now) } else { rateWindow?.add(written) }
+        return updatedDeadline(Actions())
     }
 
-    func peerClosed() -> [Action] {
-        guard phase != .closed else { return [] }
+    func peerClosed() -> Actions {
+        guard phase != .closed else { return Actions() }
+        let reason = phase == .lingering ? endReason ?? .protocolError : .clientClosed
         phase = .closed
-        return [.close]
+        return Actions(ending: .close(reason))
     }
 
-    func timerFired(at now: Instant) -> [Action] {
+    func timerFired(at now: Instant) -> Actions {
         armedDeadline = .distantFuture
-        guard phase != .closed else { return [] }
-        if let window = rateWindow, let floor = timeouts.minimumBytesPerWindow,
-            now >= window.startedAt + timeouts.rateWindowSeconds
+        guard phase != .closed else { return Actions() }
+        // A client that takes its responses slower than the floor, or not at all: no frame would reach it.
+        if rateWindow?.check(at: now, timeouts) == .missed
+            || blockedSince.map({ now >= $0 + timeouts.sendIdleSeconds }) == true
         {
-            // A client that takes its responses slower than the floor: no frame would reach it, so just close.
-            guard Double(window.bytes) >= floor else {
-                phase = .closed
-                return [.close]
-            }
-            rateWindow = (now, 0)
-        }
-        if let blockedSince, now >= blockedSince + timeouts.sendIdleSeconds {
             phase = .closed
-            return [.close]
+            return Actions(ending: .close(.sendStalled))
         }
-        if phase == .lingering {
+        switch phase {
+        case .lingering:
             guard now < lingeringSince + timeouts.lingerSeconds else {
                 phase = .closed
-                return [.close]
+                return Actions(ending: .close(endReason ?? .protocolError))
             }
-            return updatedDeadline()
-        }
-        if phase == .awaitingPreface {
+        case .awaitingPreface:
             guard now < startedAt + timeouts.headerSeconds else {
                 phase = .closed
-                return [.close]
+                return Actions(ending: .close(.idle))
             }
-            return updatedDeadline()
+        case .open, .draining:
+            for (stream, state) in session.streams {
+                if let since = state.arrivingSince, now >= since + timeouts.bodyIdleSeconds {
+                    session.reject(stream, with: .error(.requestTimeout, "request timed out"))
+                }
+            }
+            if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
+                goAway(because: .idle)
+                phase = .closing
+            }
+        case .closing, .closed:
+            break
         }
-        var actions: [Action] = []
-        for (stream, since) in arriving where now >= since + timeouts.bodyIdleSeconds {
-            arriving[stream] = nil
-            actions.append(.reject(.error(.requestTimeout, "request timed out"), stream: stream))
-        }
-        if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
-            goAway()
-            phase = .closing
-        }
-        return actions + updatedDeadline()
+        return updatedDeadline(Actions())
     }
 
     /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`):
     /// never while a request is with the handler; measured while its output is blocked; else only when idle.
     func standing(at now: Instant) -> ConnectionStanding? {
-        guard phase != .closed, handling.isEmpty else { return nil }
-        if let window = rateWindow {
-            return .measured(bytes: window.bytes, since: window.startedAt, at: now, timeouts: timeouts)
-        }
+        guard phase != .closed, !session.streams.values.contains(where: \.isHandling) else { return nil }
+        if let rateWindow { return rateWindow.standing(at: now, timeouts) }
         switch phase {
         case .awaitingPreface: return .idle(since: startedAt, at: now, timeouts: timeouts)
         case .lingering: return .lingering(since: lingeringSince)
@@ -232,63 +237,47 @@ final class HTTP2ConnectionMachine {
 
     /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
     /// closes (RFC 9113 §6.8).
-    func drain() -> [Action] {
+    func drain() -> Actions {
         switch phase {
         case .awaitingPreface:
             phase = .closed
-            return [.close]
+            return Actions(ending: .close(.shutdown))
         case .open:
-            goAway()
-            phase = openStreams.isEmpty ? .closing : .draining
-            return []
+            goAway(because: .shutdown)
+            phase = openStreamCount == 0 ? .closing : .draining
+            return Actions()
         case .draining, .closing, .lingering, .closed:
-            return []
+            return Actions()
         }
     }
 
     /// Queues GOAWAY NO_ERROR with the last stream processed (see `goawayQueued`).
-    private func goAway() {
+    private func goAway(because reason: CloseReason) {
         session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
         goawayQueued = true
+        endReason = reason
     }
 
-    // MARK: - Session events
-
-    private func actions(for events: [HTTP2Session.Event], at now: Instant) -> [Action] {
-        var actions: [Action] = []
-        for event in events {
+    /// Acts on what the session reported since the last call.
+    private func takeEvents(at now: Instant) -> Actions {
+        var actions = Actions()
+        session.takeEvents { event in
             switch event {
-            case .streamOpened(let stream):
-                openStreams.insert(stream)
-                arriving[stream] = now
+            case .streamOpened:
                 idleSince = nil
                 streamsStarted += 1
                 if streamsStarted == maxStreams, phase == .open {
                     // The cap, like HTTP/1.1's requests per connection: this one is served, then the client
                     // moves to a new connection.
-                    goAway()
+                    goAway(because: .served)
                     phase = .draining
                 }
-            case .bodyProgress(let stream):
-                if arriving[stream] != nil { arriving[stream] = now }
-            case .request(let stream, let request):
-                arriving[stream] = nil
-                handling[stream] = request.method
-                actions.append(.handle(request, stream: stream))
-            case .rejected(let stream, let error):
-                arriving[stream] = nil
-                actions.append(.reject(error.response, stream: stream))
-            case .streamClosed(let stream):
-                openStreams.remove(stream)
-                arriving[stream] = nil
-                handling[stream] = nil
-                if openStreams.isEmpty { idleSince = now }
+            case .streamClosed:
+                if openStreamCount == 0 { idleSince = now }
             case .goawaySent(let code):
-                actions.append(.countGoaway(code))
-                if goawayQueued, code == NGHTTP2_NO_ERROR.rawValue {  // ours: nghttp2's own carry an error
-                    goawayQueued = false
-                    if wantsInput { actions.append(.resumeReads) }
-                }
+                actions.goawaySent = code
+                // Ours carries NO_ERROR; nghttp2's own carry an error.
+                if goawayQueued, code == NGHTTP2_NO_ERROR.rawValue { goawayQueued = false }
             }
         }
         return actions
@@ -299,14 +288,14 @@ final class HTTP2ConnectionMachine {
     private var deadline: Instant {
         var next = Instant.distantFuture
         if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
-        if let window = rateWindow, timeouts.minimumBytesPerWindow != nil {
-            next = min(next, window.startedAt + timeouts.rateWindowSeconds)
-        }
+        if let end = rateWindow?.end(timeouts) { next = min(next, end) }
         switch phase {
         case .awaitingPreface:
             next = min(next, startedAt + timeouts.headerSeconds)
         case .open, .draining:
-            if let oldest = arriving.values.min() { next = min(next, oldest + timeouts.bodyIdleSeconds) }
+            for state in session.streams.values {
+                if let since = state.arrivingSince { next = min(next, since + timeouts.bodyIdleSeconds) }
+            }
             if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
         case .lingering:
             next = min(next, lingeringSince + timeouts.lingerSeconds)
@@ -316,10 +305,13 @@ final class HTTP2ConnectionMachine {
         return next
     }
 
-    private func updatedDeadline() -> [Action] {
+    /// `actions`, with the timer re-armed if the deadline moved earlier.
+    private func updatedDeadline(_ actions: Actions) -> Actions {
         let next = deadline
-        guard next < armedDeadline else { return [] }
+        guard next < armedDeadline else { return actions }
         armedDeadline = next
-        return [.armTimer(next)]
+        var actions = actions
+        actions.armTimer = next
+        return actions
     }
 }

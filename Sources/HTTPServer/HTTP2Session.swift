@@ -2,22 +2,17 @@ import CNGHTTP2
 import HTTPCore
 
 /// One server-side HTTP/2 session in libnghttp2, which owns framing, HPACK, flow control and stream states
-/// (RFC 9113) and does no I/O: bytes go in through `receive`, bytes to send come out of `send`, and what
-/// happened on streams is collected as `events`. Request semantics are ours (`HTTP2RequestHead`).
+/// (RFC 9113) and does no I/O: bytes go in through `receive`, bytes to send come out of `send`. What happened on
+/// each stream is kept in its `HTTP2Stream` record; requests to answer (and requests refused with an error)
+/// queue in arrival order for `nextComplete` (and `nextRejected`). Request semantics are ours (`HTTP2RequestHead`).
 ///
-/// Response bodies are never copied: DATA frames are produced with `NGHTTP2_DATA_FLAG_NO_COPY`, and each
-/// frame's payload goes out as a slice of the response's own (shared) body.
+/// Frames are written straight into the connection's output. Response bodies are never copied: DATA frames are
+/// produced with `NGHTTP2_DATA_FLAG_NO_COPY`, and each payload goes out as a slice of the response's own body.
 final class HTTP2Session {
-    /// What happened on the session, in order.
+    /// What happened to the connection as a whole, in order, for the machine.
     enum Event: Equatable {
         /// A client opened a stream (its request's header block began).
         case streamOpened(Int32)
-        /// A complete request on a stream.
-        case request(Int32, HTTPRequest)
-        /// A request the stream must be answered with an error for (its head or body broke a limit).
-        case rejected(Int32, HTTPParseError)
-        /// Body bytes arrived on a stream whose request is not complete yet.
-        case bodyProgress(Int32)
         /// A stream ended (answered, reset by either side, or refused).
         case streamClosed(Int32)
         /// We sent GOAWAY with this error code (ours, or nghttp2's for a protocol error or a flood).
@@ -31,34 +26,23 @@ final class HTTP2Session {
         var description: String { String(cString: nghttp2_strerror(code)) }
     }
 
-    /// A request being received.
-    private struct Incoming {
-        var head: HTTP2RequestHead
-        /// Set once the header block ended and was acceptable.
-        var request: HTTPRequest?
-        var body: [UInt8] = []
-        /// Answered with an error already: further body bytes are dropped.
-        var rejected = false
-    }
-
-    /// A response body being sent.
-    private struct Outgoing {
-        let body: [UInt8]
-        var offset = 0
-        /// After its last frame, reset the stream with NO_ERROR: the client is still sending a body we refused,
-        /// and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.
-        var resetWhenSent: Bool
-    }
-
     private var session: OpaquePointer?
     private let limits: HTTPLimits
-    private var incoming: [Int32: Incoming] = [:]
-    private var outgoing: [Int32: Outgoing] = [:]
-    /// Response streams to reset with NO_ERROR once their last frame is sent (bodyless responses).
-    private var resetAfterHeaders: Set<Int32> = []
+    /// Every stream open now, and those closed while their request was with the handler (until it answers).
+    private(set) var streams: [Int32: HTTP2Stream] = [:]
+    /// Streams open now.
+    private(set) var openCount = 0
+    /// Streams whose request is complete, in arrival order.
+    private var complete = StreamQueue()
+    /// Streams refused with an error, in order.
+    private var rejected = StreamQueue()
     private(set) var events: [Event] = []
-    /// Bytes produced while `send` runs: copied frames and, for DATA, a frame header and a slice of a body.
-    private var produced: [ArraySlice<UInt8>] = []
+    /// The instant of the bytes `receive` is reading, for the records its callbacks update.
+    private var receivedAt = Instant(nanoseconds: 0)
+    /// The output `send` is writing into, while it runs.
+    private var sink: UnsafeMutablePointer<OutputBuffer>?
+    /// Where each response's header fields are assembled for nghttp2.
+    private var fields = HTTP2ResponseFieldList()
 
     /// A server session that will send `settings` first.
     init(limits: HTTPLimits, configuration: HTTP2Configuration) {
@@ -66,15 +50,14 @@ final class HTTP2Session {
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
-        Self.install(callbacks)
+        HTTP2Callbacks.install(callbacks)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_max_settings(option, configuration.maxSettingsEntries)
         nghttp2_option_set_max_outbound_ack(option, configuration.maxQueuedAcks)
         nghttp2_option_set_max_continuations(option, configuration.maxContinuations)
-        nghttp2_option_set_stream_reset_rate_limit(
-            option, configuration.resetBurst, configuration.resetsPerSecond)
+        nghttp2_option_set_stream_reset_rate_limit(option, configuration.resetBurst, configuration.resetsPerSecond)
         // Closed streams are not kept for the RFC 7540 priority tree (RFC 9113 deprecates it).
         nghttp2_option_set_no_closed_streams(option, 1)
         nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
@@ -94,36 +77,74 @@ final class HTTP2Session {
         nghttp2_session_del(session)
     }
 
-    /// Feeds received bytes (the client preface first). Collects what they caused in `events`.
+    /// Feeds bytes received at `now` (the client preface first); what they cause lands in the stream records, the
+    /// queues and `events`.
     /// - Throws: `Failure` when the connection must end (bad preface, a flood, an internal error); nghttp2 has
     ///   queued a GOAWAY where one is due, which `send` then yields.
-    func receive(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
+    func receive(_ bytes: UnsafeRawBufferPointer, at now: Instant) throws(Failure) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        receivedAt = now
         let result = nghttp2_session_mem_recv(session, base, bytes.count)
         if result < 0 { throw Failure(code: Int32(result)) }
     }
 
-    /// Every frame nghttp2 has ready (at most about `limit` bytes' worth), as chunks to write in order.
-    func send(limit: Int) throws(Failure) -> [ArraySlice<UInt8>] {
-        var total = 0
-        while total < limit {
-            var data: UnsafePointer<UInt8>?
-            let length = nghttp2_session_mem_send(session, &data)
-            if length < 0 { throw Failure(code: Int32(length)) }
-            if length == 0 { break }
-            if let data {
-                produced.append(Array(UnsafeBufferPointer(start: data, count: length))[...])
+    /// Writes the frames nghttp2 has ready into `output`, until about `limit` bytes have been added.
+    func send(into output: inout OutputBuffer, limit: Int) throws(Failure) {
+        let start = output.byteCount
+        try withUnsafeMutablePointer(to: &output) { (output) throws(Failure) in
+            sink = output
+            defer { sink = nil }
+            while output.pointee.byteCount - start < limit {
+                let before = output.pointee.byteCount
+                var data: UnsafePointer<UInt8>?
+                let length = nghttp2_session_mem_send(session, &data)
+                if length < 0 { throw Failure(code: Int32(length)) }
+                if length > 0, let data { output.pointee.append(UnsafeBufferPointer(start: data, count: length)) }
+                // A DATA frame sent without copying is written by `sendData` and may return 0 here.
+                if output.pointee.byteCount == before { break }
             }
-            total += length
         }
-        defer { produced.removeAll(keepingCapacity: true) }
-        return produced
     }
 
-    /// Takes the events collected since the last call.
-    func takeEvents() -> [Event] {
-        defer { events.removeAll(keepingCapacity: true) }
-        return events
+    /// Takes the events collected since the last call, calling `handle` with each.
+    func takeEvents(_ handle: (Event) -> Void) {
+        for event in events { handle(event) }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    /// The oldest stream whose request is complete, taken off its queue, with the request.
+    func nextComplete() -> (stream: Int32, request: HTTPRequest)? {
+        while let stream = complete.next() {
+            // A stream reset before its turn has no record any more.
+            if case .complete(let request)? = streams[stream]?.phase { return (stream, request) }
+        }
+        return nil
+    }
+
+    /// The oldest stream refused with an error, taken off its queue, with the response and whether the request
+    /// was a HEAD (whose answer goes without a body).
+    func nextRejected() -> (stream: Int32, response: HTTPResponse, isHead: Bool)? {
+        while let stream = rejected.next() {
+            if let state = streams[stream], case .rejected(let response) = state.phase {
+                return (stream, response, state.head.isHead)
+            }
+        }
+        return nil
+    }
+
+    /// Updates `stream`'s record, if it has one.
+    func update(_ stream: Int32, _ change: (inout HTTP2Stream) -> Void) {
+        guard streams[stream] != nil else { return }
+        change(&streams[stream]!)
+    }
+
+    /// Refuses `stream`'s request with `response` (queued for the driver to report and send).
+    func reject(_ stream: Int32, with response: HTTPResponse) {
+        guard var state = streams[stream] else { return }
+        state.phase = .rejected(response)
+        state.body = []
+        streams[stream] = state
+        rejected.append(stream)
     }
 
     /// Whether nghttp2 still wants to read or write; when neither, the session is over.
@@ -135,34 +156,31 @@ final class HTTP2Session {
     /// The highest client stream id handed to the application so far (for GOAWAY, RFC 9113 §6.8).
     var lastStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
 
-    /// Queues the response on `stream`: HEADERS with `:status` and `fields` (lower-case names), then the body
-    /// unless `includeBody` is false. With `resetAfter`, the stream is reset with NO_ERROR once it is sent.
+    /// Queues `response` on `stream`: HEADERS with `:status`, its fields as `HTTP2ResponseFields` lists them and
+    /// `x-request-id`, then the body unless `includeBody` is false. With `resetAfter`, the stream is reset with
+    /// NO_ERROR once it is sent. A stream closed meanwhile (reset by the client) has nothing sent; its record goes.
     func respond(
-        on stream: Int32, status: Int, fields: [(name: String, value: String)], body: [UInt8], includeBody: Bool,
+        on stream: Int32, _ response: HTTPResponse, requestID: String, date: String, includeBody: Bool,
         resetAfter: Bool
     ) {
-        let sendsData = includeBody && !body.isEmpty
-        if sendsData {
-            outgoing[stream] = Outgoing(body: body, resetWhenSent: resetAfter)
-        } else if resetAfter {
-            resetAfterHeaders.insert(stream)
+        guard var state = streams[stream], state.phase.isOpen else {
+            streams[stream] = nil
+            return
         }
-        let nameValues = [(":status", String(status))] + fields.map { ($0.name, $0.value) }
-        let result = Self.withHeaderArray(nameValues) { nva in
+        let sendsData = includeBody && !response.body.isEmpty
+        state.phase = .responding
+        state.responseBody = sendsData ? response.body : []
+        state.resetWhenSent = resetAfter
+        streams[stream] = state
+        fields.assemble(response, requestID: requestID, date: date)
+        let result = fields.withArray { nva in
             guard sendsData else { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
-            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readBody)
+            var provider = nghttp2_data_provider(
+                source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
             return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
-        // Fails only for a stream that is already closed (the client reset it meanwhile): nothing to send.
-        if result != 0 {
-            outgoing[stream] = nil
-            resetAfterHeaders.remove(stream)
-        }
-    }
-
-    /// Whether the request arriving or refused on `stream` is a HEAD.
-    func isHeadRequest(on stream: Int32) -> Bool {
-        incoming[stream]?.head.isHead ?? false
+        // Fails only for a stream nghttp2 has closed already: nothing to send.
+        if result != 0 { streams[stream]?.resetWhenSent = false }
     }
 
     /// Resets `stream` with `code` (a stream error, RFC 9113 §5.4.2).
@@ -175,174 +193,119 @@ final class HTTP2Session {
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, code, nil, 0)
     }
 
-    // MARK: - Callbacks
+    // MARK: - What the callbacks do (see HTTP2Callbacks)
 
-    private static func install(_ callbacks: OpaquePointer?) {
-        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
-            guard let frame, isRequestHeaders(frame) else { return 0 }
-            let session = this(user)
-            let stream = frame.pointee.hd.stream_id
-            session.incoming[stream] = Incoming(head: HTTP2RequestHead(limits: session.limits))
-            session.events.append(.streamOpened(stream))
-            return 0
-        }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
-            guard let frame, isRequestHeaders(frame) else { return 0 }
-            let session = this(user)
-            let stream = frame.pointee.hd.stream_id
-            session.incoming[stream]?.head.add(
-                name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                value: UnsafeRawBufferPointer(start: value, count: valueLength))
-            return 0
-        }
-        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
-            guard let frame else { return 0 }
-            this(user).frameReceived(frame.pointee.hd)
-            return 0
-        }
-        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
-            this(user).bodyReceived(stream, UnsafeRawBufferPointer(start: data, count: length))
-            return 0
-        }
-        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, _, user in
-            let session = this(user)
-            session.incoming[stream] = nil
-            session.outgoing[stream] = nil
-            session.resetAfterHeaders.remove(stream)
-            session.events.append(.streamClosed(stream))
-            return 0
-        }
-        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
-            guard let frame else { return 0 }
-            this(user).frameSent(frame.pointee)
-            return 0
-        }
-        nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, user in
-            guard let frame, let header, frame.pointee.data.padlen == 0 else { return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue }
-            return this(user).sendData(on: frame.pointee.hd.stream_id, header: header, length: length)
-        }
+    func headersBegan(_ stream: Int32) {
+        streams[stream] = HTTP2Stream(head: HTTP2RequestHead(limits: limits), at: receivedAt)
+        openCount += 1
+        events.append(.streamOpened(stream))
+    }
+
+    func fieldReceived(_ stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        streams[stream]?.head.add(name: name, value: value)
     }
 
     /// A HEADERS or DATA frame ended: the header block may be complete, and with END_STREAM the request.
-    private func frameReceived(_ header: nghttp2_frame_hd) {
+    func frameReceived(_ header: nghttp2_frame_hd) {
         let stream = header.stream_id
-        guard var state = incoming[stream] else { return }
-        let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        if header.type == UInt8(NGHTTP2_HEADERS.rawValue), state.request == nil, !state.rejected {
+        guard var state = streams[stream], case .arriving = state.phase else { return }
+        if header.type == UInt8(NGHTTP2_HEADERS.rawValue), state.request == nil {
             do {
                 state.request = try state.head.request(body: [])
             } catch {
-                state.rejected = true
-                incoming[stream] = state
-                events.append(.rejected(stream, error))
-                return
+                streams[stream] = state
+                return reject(stream, with: error.response)
             }
         }
-        guard endStream, !state.rejected, var request = state.request else {
-            incoming[stream] = state
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, var request = state.request else {
+            streams[stream] = state
             return
         }
         request.body = state.body
-        incoming[stream] = nil
-        events.append(.request(stream, request))
+        state.body = []
+        state.phase = .complete(request)
+        streams[stream] = state
+        complete.append(stream)
     }
 
-    private func bodyReceived(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard var state = incoming[stream], !state.rejected else { return }
+    func bodyReceived(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard var state = streams[stream], case .arriving = state.phase else { return }
         guard state.body.count + bytes.count <= limits.maxBodyBytes else {
-            state.rejected = true
-            state.body = []
-            incoming[stream] = state
-            events.append(.rejected(stream, .bodyTooLarge))
-            return
+            return reject(stream, with: HTTPParseError.bodyTooLarge.response)
         }
         state.body.append(contentsOf: bytes)
-        incoming[stream] = state
-        events.append(.bodyProgress(stream))
+        state.phase = .arriving(since: receivedAt)
+        streams[stream] = state
     }
 
-    private func frameSent(_ frame: nghttp2_frame) {
+    func streamClosed(_ stream: Int32) {
+        guard let state = streams[stream] else { return }
+        openCount -= 1
+        // A request with the handler keeps its record for the answer, which is then reported but not sent.
+        if state.isHandling { streams[stream]?.phase = .closedWhileHandling } else { streams[stream] = nil }
+        events.append(.streamClosed(stream))
+    }
+
+    func frameSent(_ frame: nghttp2_frame) {
         let stream = frame.hd.stream_id
         switch frame.hd.type {
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             events.append(.goawaySent(frame.goaway.error_code))
-        case UInt8(NGHTTP2_HEADERS.rawValue) where resetAfterHeaders.remove(stream) != nil:
-            reset(stream, code: NGHTTP2_NO_ERROR.rawValue)
+        case UInt8(NGHTTP2_HEADERS.rawValue) where streams[stream]?.resetWhenSent == true:
+            if streams[stream]?.responseBody.isEmpty == true { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
         default:
             break
         }
     }
 
-    /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then a slice.
-    private func sendData(on stream: Int32, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
-        guard var body = outgoing[stream] else { return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue }
-        produced.append(Array(UnsafeBufferPointer(start: header, count: 9))[...])
-        produced.append(body.body[body.offset..<(body.offset + length)])
-        body.offset += length
-        if body.offset == body.body.count {
-            outgoing[stream] = nil
-            if body.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
-        } else {
-            outgoing[stream] = body
-        }
-        return 0
-    }
-
     /// How much of `stream`'s body the next DATA frame carries (at most `length`), and whether it is the last.
-    fileprivate func nextFrame(of stream: Int32, length: Int) -> (count: Int, isLast: Bool)? {
-        guard let body = outgoing[stream] else { return nil }
-        let count = min(length, body.body.count - body.offset)
-        return (count, body.offset + count == body.body.count)
+    func nextFrame(of stream: Int32, length: Int) -> (count: Int, isLast: Bool)? {
+        guard let state = streams[stream], state.sent < state.responseBody.count else { return nil }
+        let count = min(length, state.responseBody.count - state.sent)
+        return (count, state.sent + count == state.responseBody.count)
     }
 
-    /// Calls `body` with `fields` as an `nghttp2_nv` array, whose pointers are valid only inside `body`.
-    private static func withHeaderArray<Result>(
-        _ fields: [(String, String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Result
-    ) -> Result {
-        // Every name and value in one buffer, so the array needs no allocation per field.
-        var bytes: [UInt8] = []
-        var bounds: [(name: Range<Int>, value: Range<Int>)] = []
-        for (name, value) in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            bounds.append((nameStart..<valueStart, valueStart..<bytes.count))
+    /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then a slice.
+    func sendData(on stream: Int32, header: UnsafePointer<UInt8>, length: Int) -> Bool {
+        guard let sink, var state = streams[stream] else { return false }
+        sink.pointee.append(UnsafeBufferPointer(start: header, count: 9))
+        sink.pointee.append(shared: state.responseBody[state.sent..<(state.sent + length)])
+        state.sent += length
+        if state.sent == state.responseBody.count {
+            state.responseBody = []
+            state.sent = 0
+            if state.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
         }
-        return bytes.withUnsafeMutableBufferPointer { buffer in
-            var nva = bounds.map { field in
-                nghttp2_nv(
-                    name: buffer.baseAddress.map { $0 + field.name.lowerBound }, value: buffer.baseAddress.map {
-                        $0 + field.value.lowerBound
-                    }, namelen: field.name.count, valuelen: field.value.count,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            }
-            return nva.withUnsafeMutableBufferPointer { body($0) }
+        streams[stream] = state
+        return true
+    }
+}
+
+extension HTTP2Stream.Phase {
+    /// Whether the stream is still open in nghttp2.
+    fileprivate var isOpen: Bool {
+        if case .closedWhileHandling = self { return false }
+        return true
+    }
+}
+
+/// Stream ids in first-in, first-out order; taking them leaves the storage for the next ones.
+private struct StreamQueue {
+    private var ids: [Int32] = []
+    private var head = 0
+
+    mutating func append(_ id: Int32) {
+        ids.append(id)
+    }
+
+    mutating func next() -> Int32? {
+        guard head < ids.count else { return nil }
+        let id = ids[head]
+        head += 1
+        if head == ids.count {
+            ids.removeAll(keepingCapacity: true)
+            head = 0
         }
+        return id
     }
-}
-
-/// The session behind a callback's user data.
-private func this(_ user: UnsafeMutableRawPointer?) -> HTTP2Session {
-    // Invariant: nghttp2 passes back the pointer given at creation, and the nghttp2 session dies with ours.
-    Unmanaged<HTTP2Session>.fromOpaque(user!).takeUnretainedValue()
-}
-
-private func isRequestHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Bool {
-    frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
-}
-
-/// The data source read callback: sizes the next DATA frame, whose payload `sendData` then writes uncopied.
-private func readBody(
-    _ session: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>?, _ length: Int,
-    _ flags: UnsafeMutablePointer<UInt32>?, _ source: UnsafeMutablePointer<nghttp2_data_source>?,
-    _ user: UnsafeMutableRawPointer?
-) -> Int {
-    guard let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-    guard let frame = this(user).nextFrame(of: stream, length: length) else {
-        return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-    }
-    flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
-    if frame.isLast { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-    return frame.count
 }

@@ -6,30 +6,27 @@ extension ConnectionEnvironment {
     static let busy = HTTPResponse.error(
         .serviceUnavailable, "server busy", headers: HTTPHeaders([("Retry-After", "1")]))
 
-    /// Plans `request` and gives its response to `deliver` on `queue` (which the caller is on): at once when the
-    /// plan is ready, else after a handler thread ran the blocking work (`busy` when no thread took it in time), or
-    /// when deferred work responds.
-    func answer(
-        _ request: HTTPRequest, on queue: DispatchQueue, _ deliver: @escaping @Sendable (HTTPResponse) -> Void
-    ) {
+    /// Plans `request`: a response that is ready now is returned. Otherwise the work starts (on a handler thread
+    /// for a blocking plan, answered `busy` when no thread took it in time; wherever deferred work runs), and its
+    /// response reaches `connection.answered` later, on the connection's queue: never from inside this call, so
+    /// the connection is never re-entered.
+    func answer(_ request: HTTPRequest, ticket: RequestTicket, for connection: Connection) -> HTTPResponse? {
         switch handler.plan(request) {
         case .ready(let response):
-            deliver(response)
+            return response
         case .blocking(let work):
+            let queue = connection.queue
             let accepted = handlers.submit(
                 run: {
                     let response = work()
-                    queue.async { deliver(response) }
+                    queue.async { connection.answered(response, for: ticket) }
                 },
-                expire: { queue.async { deliver(Self.busy) } })
-            if !accepted { deliver(Self.busy) }
+                expire: { queue.async { connection.answered(Self.busy, for: ticket) } })
+            return accepted ? nil : Self.busy
         case .deferred(let start):
-            start { response in queue.async { deliver(response) } }
+            let queue = connection.queue
+            start { response in queue.async { connection.answered(response, for: ticket) } }
+            return nil
         }
-    }
-
-    /// The request id a new response of connection `connectionID` gets: `sequence` counts from 1 per connection.
-    func requestID(connection connectionID: Int, sequence: Int) -> String {
-        RequestID.stem(prefix: requestIDPrefix, connectionID: connectionID) + String(sequence)
     }
 }

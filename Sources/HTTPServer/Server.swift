@@ -16,11 +16,12 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
     private let handlers: HandlerPool
-    private let dates = DateCache()
     private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
     /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
     private let loops: [ReadinessLoop]
+    /// The `Date` header of each loop's queue.
+    private let dates: [DateCache]
     /// Where accepting and shutting down happen.
     private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
@@ -55,6 +56,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
             try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
         }
+        dates = loops.map { _ in DateCache() }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
             maxWaitSeconds: configuration.maxQueueWaitSeconds)
@@ -124,19 +126,28 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             transport = PlainTransport(fd: fd)
         }
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler, handlers: handlers, dates: dates,
-            statistics: statistics, clients: clients, requestIDPrefix: requestIDPrefix, onClose: { [weak self] connection in self?.closed(connection) })
+            configuration: configuration, handler: handler, handlers: handlers, statistics: statistics,
+            clients: clients, requestIDPrefix: requestIDPrefix,
+            onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
             state.lastID += 1
             return state.lastID
         }
         let loop = loops[id % loops.count]
+        let io = SocketIO(fd: fd, transport: transport, loop: loop)
         let connection = Connection(
-            id: id, fd: fd, peer: peer, admitted: trusted ? nil : peer.ip, loop: loop, transport: transport,
-            environment: environment)
+            id: id, io: io, queue: loop.queue, peer: peer, admitted: trusted ? nil : peer.ip,
+            environment: environment, dates: dates[id % loops.count])
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
-        loop.queue.async { connection.start() }
+        loop.queue.async {
+            do {
+                try io.start(reporting: connection)
+            } catch {
+                return connection.close(.socketError)
+            }
+            connection.start()
+        }
     }
 
     /// Most connections shed in one round, so that one round's work stays small; the next round follows at once.
@@ -193,7 +204,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             case .drainConnections:
                 forEachConnection { $0.beginDrain() }
             case .closeConnections:
-                forEachConnection { $0.close() }
+                forEachConnection { $0.close(.shutdown) }
             case .armTimer(let deadline):
                 if shutdownTimer == nil {
                     let timer = DispatchSource.makeTimerSource(queue: controlQueue)

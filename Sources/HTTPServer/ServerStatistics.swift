@@ -11,6 +11,7 @@ public final class ServerStatistics: Sendable {
         var certificateNotAfter: Double?
         var connectionsRefused: [String: Int] = [:]
         var connectionsShed = 0
+        var connectionsClosed: [CloseReason: Int] = [:]
     }
     private let counts = Locked(Counts())
 
@@ -41,6 +42,13 @@ public final class ServerStatistics: Sendable {
     public var connectionsShed: Int { counts.withLock { $0.connectionsShed } }
 
     func connectionShed() { counts.withLock { $0.connectionsShed += 1 } }
+
+    /// Connections closed since start, by why (see `CloseReason`).
+    public var connectionsClosed: [CloseReason: Int] { counts.withLock { $0.connectionsClosed } }
+
+    func connectionClosed(because reason: CloseReason) {
+        counts.withLock { $0.connectionsClosed[reason, default: 0] += 1 }
+    }
 
     func connectionOpened() { counts.withLock { $0.openConnections += 1 } }
     func connectionClosed() { counts.withLock { $0.openConnections -= 1 } }

@@ -40,9 +40,12 @@ final class TLSTransport: Transport {
         return result(of: SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)))
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
-        ERR_clear_error()
-        return result(of: SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+    /// Small pieces gathered into one record (see `OutputBuffer.writeGathered`), a large body as it is.
+    func write(from output: inout OutputBuffer) -> IOResult {
+        output.writeGathered { bytes in
+            ERR_clear_error()
+            return result(of: SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+        }
     }
 
     func shutdown() {

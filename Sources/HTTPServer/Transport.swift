@@ -21,7 +21,8 @@ protocol Transport: AnyObject {
     /// Completes the handshake, if the transport has one.
     func handshake() -> IOResult
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult
+    /// Makes one write from the front of `output`, as suits the transport, and drops what it wrote.
+    func write(from output: inout OutputBuffer) -> IOResult
     /// True when input is buffered inside the transport, where the socket's read source cannot see it.
     var hasBufferedInput: Bool { get }
     /// Whether the handshake chose HTTP/2 (ALPN `h2`). Plain TCP has no negotiation.
@@ -56,15 +57,21 @@ final class PlainTransport: Transport {
         }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
-        while true {
-            // MSG_NOSIGNAL: a peer that reset must not raise SIGPIPE.
-            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            if n > 0 { return .done(n) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wantWrite
-            default: return .failed
+    /// Up to `OutputBuffer.maxVectors` pieces in one `sendmsg`, without gathering them first.
+    func write(from output: inout OutputBuffer) -> IOResult {
+        output.writeVectored { vectors in
+            var message = msghdr()
+            message.msg_iov = UnsafeMutablePointer(mutating: vectors.baseAddress)
+            message.msg_iovlen = vectors.count
+            while true {
+                // MSG_NOSIGNAL: a peer that reset must not raise SIGPIPE.
+                let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                if n > 0 { return .done(n) }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return .wantWrite
+                default: return .failed
+                }
             }
         }
     }

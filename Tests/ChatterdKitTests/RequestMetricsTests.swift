@@ -32,6 +32,7 @@ import Testing
             "chatterd_requests_by_protocol_total": "counter", "chatterd_http2_connections_open": "gauge",
             "chatterd_connections_refused_total": "counter", "chatterd_connections_shed_total": "counter",
             "chatterd_http2_streams_open": "gauge", "chatterd_http2_goaways_sent_total": "counter",
+            "chatterd_connections_closed_total": "counter",
         ]
         #expect(page.families.mapValues { $0.type ?? "?" } == expected)
         #expect(page.families.values.allSatisfy { $0.help?.isEmpty == false })
@@ -109,6 +110,7 @@ import Testing
         gauges.http2.goawaysSent = ["NO_ERROR": 3, "ENHANCE_YOUR_CALM": 1]
         gauges.connectionsRefused = ["client_connection_limit": 4]
         gauges.connectionsShed = 5
+        gauges.connectionsClosed = [.idle: 6, .sendStalled: 2]
         let page = try Exposition(metrics.render(gauges))
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/1.1"]) == 1)
         #expect(page.value("chatterd_requests_by_protocol_total", ["protocol": "HTTP/2"]) == 2)
@@ -119,6 +121,10 @@ import Testing
         #expect(page.value("chatterd_http2_goaways_sent_total", ["reason": "ENHANCE_YOUR_CALM"]) == 1)
         #expect(page.value("chatterd_connections_refused_total", ["reason": "client_connection_limit"]) == 4)
         #expect(page.value("chatterd_connections_shed_total") == 5)
+        #expect(page.value("chatterd_connections_closed_total", ["reason": "idle"]) == 6)
+        #expect(page.value("chatterd_connections_closed_total", ["reason": "send_stalled"]) == 2)
+        #expect(page.value("chatterd_connections_closed_total", ["reason": "protocol_error"]) == 0, "every reason")
+        #expect(page.families["chatterd_connections_closed_total"]?.samples.count == CloseReason.allCases.count)
     }
 
     @Test func cacheSeriesAppearOnlyWithACache() throws {

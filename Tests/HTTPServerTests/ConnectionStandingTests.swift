@@ -97,7 +97,7 @@ import Testing
         pair.peer.request("GET", "/")
         pair.exchange(at: Self.at(1))
         pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
-        pair.machine.wrote(100)
+        pair.perform(pair.machine.outputDrained(written: 100, more: true, at: Self.at(3)))
         #expect(pair.machine.standing(at: Self.at(4)) == ConnectionStanding(bytesPerSecond: 50, since: Self.at(2)))
         pair.perform(pair.machine.writeBlocked(written: 1000, at: Self.at(4)))
         #expect(pair.machine.standing(at: Self.at(4.5)) == nil)

@@ -19,20 +19,24 @@ import Testing
         Instant(nanoseconds: 1_000_000_000_000) + seconds
     }
 
-    /// A machine and a client wired together through memory.
+    static let date = "Tue, 01 Dec 2026 00:00:00 GMT"
+
+    /// A machine and a client wired together through memory, with the driver's part played here: requests are
+    /// taken and answered by `handler`, refused streams answered.
     final class Pair {
         let machine: HTTP2ConnectionMachine
         let peer: HTTP2Peer
         /// How the handler answers; nil holds the request (answer later with `answer`).
         var handler: (HTTPRequest) -> HTTPResponse? = { _ in .json(.ok, Array(#""ok""#.utf8)) }
+        /// The request id every answer carries.
+        var requestID = "r1"
         private(set) var handled: [(stream: Int32, request: HTTPRequest)] = []
         private(set) var rejected: [(stream: Int32, status: Int)] = []
         private(set) var goaways: [UInt32] = []
         private(set) var armed: Instant?
         /// Our side is shut and input is dropped: the GOAWAY is out, the machine waits for the client to close.
-        private(set) var lingering = false
-        private(set) var resumedReads = 0
-        private(set) var closed = false
+        private(set) var lingering: CloseReason?
+        private(set) var closed: CloseReason?
         /// Whether to hand the machine's output to the client (off: a client that does not read).
         var delivering = true
 
@@ -50,7 +54,7 @@ import Testing
 
         /// Moves bytes both ways until neither side has more.
         func exchange(at now: Instant = HTTP2ConnectionMachineTests.at(1)) {
-            for _ in 0..<1000 where !closed {
+            for _ in 0..<1000 where closed == nil {
                 let request = peer.output()
                 if !request.isEmpty { request.withUnsafeBytes { perform(machine.received($0, at: now)) } }
                 let delivered = deliver(at: now)
@@ -63,36 +67,41 @@ import Testing
         func deliver(at now: Instant) -> Bool {
             guard delivering else { return false }
             var any = false
-            while !closed {
-                let (chunks, actions) = machine.produce(room: 1 << 20, at: now)
-                perform(actions)
-                guard !chunks.isEmpty else { break }
+            while closed == nil {
+                var output = OutputBuffer()
+                perform(machine.produce(into: &output, room: 1 << 20, at: now))
+                let bytes = output.takeAll()
+                guard !bytes.isEmpty else { break }
                 any = true
-                peer.receive(chunks.flatMap { $0 })
+                peer.receive(bytes)
+                perform(machine.outputDrained(written: bytes.count, more: true, at: now))
             }
-            if !closed { perform(machine.outputDrained(more: false, at: now)) }
+            if closed == nil { perform(machine.outputDrained(written: 0, more: false, at: now)) }
             return any
         }
 
         func answer(_ stream: Int32, _ response: HTTPResponse) {
-            machine.responseReady(response, on: stream, date: "Tue, 01 Dec 2026 00:00:00 GMT")
+            perform(machine.respond(response, on: stream, requestID: requestID, date: HTTP2ConnectionMachineTests.date))
         }
 
-        func perform(_ actions: [HTTP2ConnectionMachine.Action]) {
-            for action in actions {
-                switch action {
-                case .handle(let request, let stream):
-                    handled.append((stream, request))
-                    if let response = handler(request) { answer(stream, response) }
-                case .reject(let response, let stream):
-                    rejected.append((stream, response.status.code))
-                    machine.respond(toRejected: response, on: stream, date: "Tue, 01 Dec 2026 00:00:00 GMT")
-                case .countGoaway(let code): goaways.append(code)
-                case .armTimer(let deadline): armed = deadline
-                case .resumeReads: resumedReads += 1
-                case .linger: lingering = true
-                case .close: closed = true
-                }
+        /// Records what `actions` call for, then takes every refused stream and every request.
+        func perform(_ actions: HTTP2ConnectionMachine.Actions) {
+            if let deadline = actions.armTimer { armed = deadline }
+            if let code = actions.goawaySent { goaways.append(code) }
+            switch actions.ending {
+            case .linger(let reason): lingering = reason
+            case .close(let reason): closed = reason
+            case nil: break
+            }
+            while let (response, stream, isHead) = machine.nextRejection() {
+                rejected.append((stream, response.status.code))
+                perform(machine.respond(
+                    toRejected: response, on: stream, isHead: isHead, requestID: requestID,
+                    date: HTTP2ConnectionMachineTests.date))
+            }
+            while let (request, stream) = machine.nextRequest() {
+                handled.append((stream, request))
+                if let response = handler(request) { answer(stream, response) }
             }
         }
     }
@@ -104,7 +113,6 @@ import Testing
         pair.handler = { _ in
             var response = HTTPResponse.json(.ok, Array(#""chatterd""#.utf8))
             response.headers.add("Connection", "keep-alive")
-            response.headers.add("X-Request-Id", "r1")
             return response
         }
         let stream = pair.peer.request("GET", "/?a=1", headers: [("accept-encoding", "gzip")])
@@ -178,7 +186,7 @@ import Testing
         for (stream, _) in pair.handled { pair.answer(stream, .json(.ok, [])) }
         pair.exchange()
         #expect(streams.prefix(100).allSatisfy { pair.peer.responses[$0]?.status == 200 })
-        #expect(!pair.closed, "a stream error leaves the connection open")
+        #expect(pair.closed == nil, "a stream error leaves the connection open")
     }
 
     // MARK: - Limits answered like HTTP/1.1
@@ -194,7 +202,7 @@ import Testing
         #expect(response.status == 413 && response.complete)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"request body too large"}"#)
         #expect(response.resetCode == NGHTTP2_NO_ERROR.rawValue)
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
     }
 
     @Test func dataOverTheLimitWithoutContentLengthIs413() throws {
@@ -253,7 +261,7 @@ import Testing
         }
         #expect(pair.handled.map(\.request.path) == ["/fine"])
         #expect(pair.peer.responses[fine]?.status == 200)
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
     }
 
     // MARK: - Deadlines
@@ -262,9 +270,9 @@ import Testing
         let pair = Pair()
         #expect(pair.armed == Self.at(10))
         pair.perform(pair.machine.timerFired(at: Self.at(9)))
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
         pair.perform(pair.machine.timerFired(at: Self.at(10)))
-        #expect(pair.closed)
+        #expect(pair.closed == .idle)
     }
 
     @Test func aStalledRequestBodyIsAnswered408AfterTheBodyIdleTimeout() throws {
@@ -278,7 +286,7 @@ import Testing
         pair.perform(pair.machine.timerFired(at: Self.at(8)))
         pair.deliver(at: Self.at(8))
         #expect(pair.peer.responses[stream]?.status == 408)
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
     }
 
     @Test func anIdleConnectionGetsGoawayThenCloses() throws {
@@ -292,9 +300,9 @@ import Testing
         pair.deliver(at: Self.at(61))
         #expect(pair.peer.goaways.last?.code == NGHTTP2_NO_ERROR.rawValue)
         #expect(pair.goaways == [NGHTTP2_NO_ERROR.rawValue])
-        #expect(pair.lingering && !pair.machine.wantsInput)
+        #expect(pair.lingering == .idle && !pair.machine.wantsInput)
         pair.perform(pair.machine.peerClosed())
-        #expect(pair.closed)
+        #expect(pair.closed == .idle)
     }
 
     @Test func afterAGoawayTheConnectionLingersUntilTheClientClosesOrTheDeadline() throws {
@@ -303,15 +311,15 @@ import Testing
         pair.exchange(at: Self.at(1))
         pair.perform(pair.machine.timerFired(at: Self.at(61)))
         pair.deliver(at: Self.at(61))
-        #expect(pair.peer.goaways.count == 1 && pair.lingering && !pair.closed)
+        #expect(pair.peer.goaways.count == 1 && pair.lingering == .idle && pair.closed == nil)
         #expect(pair.armed == Self.at(61 + Self.timeouts.lingerSeconds))
         pair.peer.request("GET", "/late")
         pair.exchange(at: Self.at(62))
         #expect(pair.handled.isEmpty, "nothing is read while lingering")
         pair.perform(pair.machine.timerFired(at: Self.at(62)))
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
         pair.perform(pair.machine.timerFired(at: Self.at(61 + Self.timeouts.lingerSeconds)))
-        #expect(pair.closed)
+        #expect(pair.closed == .idle)
     }
 
     @Test func aConnectionErrorsGoawayIsWrittenBeforeLingering() throws {
@@ -323,7 +331,7 @@ import Testing
         pair.deliver(at: Self.at(2))
         #expect(pair.peer.goaways.last?.code == NGHTTP2_PROTOCOL_ERROR.rawValue)
         #expect(pair.goaways == [NGHTTP2_PROTOCOL_ERROR.rawValue])
-        #expect(pair.lingering && !pair.closed)
+        #expect(pair.lingering == .protocolError && pair.closed == nil)
     }
 
     @Test func aConnectionWhoseWritesMakeNoProgressClosesAtTheSendIdleDeadline() {
@@ -331,9 +339,9 @@ import Testing
         pair.exchange(at: Self.at(1))
         pair.perform(pair.machine.writeBlocked(written: 100, at: Self.at(2)))
         pair.perform(pair.machine.timerFired(at: Self.at(31)))
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
         pair.perform(pair.machine.timerFired(at: Self.at(32)))
-        #expect(pair.closed)
+        #expect(pair.closed == .sendStalled)
     }
 
     // MARK: - GOAWAY
@@ -347,11 +355,11 @@ import Testing
         pair.exchange()
         #expect(pair.peer.goaways.first?.lastStream == stream)
         #expect(pair.peer.goaways.first?.code == NGHTTP2_NO_ERROR.rawValue)
-        #expect(!pair.closed, "its stream is still in flight")
+        #expect(pair.closed == nil && pair.lingering == nil, "its stream is still in flight")
         pair.answer(stream, .json(.ok, Array("done".utf8)))
         pair.exchange()
         #expect(pair.peer.responses[stream]?.body == Array("done".utf8))
-        #expect(pair.lingering)
+        #expect(pair.lingering == .shutdown)
     }
 
     @Test func nothingIsReadWhileOurGoawayWaitsToBeWritten() throws {
@@ -368,10 +376,10 @@ import Testing
         #expect(pair.handled.map(\.stream) == [first], "a stream above the GOAWAY's last was handled")
         pair.deliver(at: Self.at(1))
         #expect(pair.peer.goaways.first?.lastStream == first)
-        #expect(pair.resumedReads == 1 && pair.machine.wantsInput, "reading goes on once the GOAWAY is out")
+        #expect(pair.machine.wantsInput, "reading goes on once the GOAWAY is out")
         pair.answer(first, .json(.ok, []))
         pair.exchange()
-        #expect(pair.peer.responses[first]?.status == 200 && pair.lingering)
+        #expect(pair.peer.responses[first]?.status == 200 && pair.lingering == .shutdown)
     }
 
     @Test func theStreamCapSendsGoawayAndServesTheStreamsBelowIt() throws {
@@ -380,7 +388,7 @@ import Testing
         pair.exchange()
         #expect(streams.allSatisfy { pair.peer.responses[$0]?.status == 200 })
         #expect(pair.peer.goaways.first?.lastStream == streams[2])
-        #expect(pair.lingering)
+        #expect(pair.lingering == .served)
     }
 
     @Test func rapidResetsPastTheBurstEndTheConnection() throws {
@@ -389,7 +397,7 @@ import Testing
         configuration.resetsPerSecond = 1
         let pair = Pair(configuration: configuration)
         pair.handler = { _ in nil }
-        for _ in 0..<50 where !pair.closed && !pair.lingering {
+        for _ in 0..<50 where pair.closed == nil && pair.lingering == nil {
             let stream = pair.peer.request("GET", "/getmaps")
             pair.exchange()  // the HEADERS go out first; a reset of an unsent request would send nothing
             pair.peer.reset(stream)
@@ -397,7 +405,7 @@ import Testing
         }
         #expect(pair.handled.count <= 50)
         #expect(!pair.peer.goaways.isEmpty, "GOAWAY for the flood")
-        #expect(pair.lingering || pair.closed)
+        #expect(pair.lingering == .protocolError || pair.closed == .protocolError)
     }
 
     @Test func aPingFloodFromAClientThatDoesNotReadClosesTheConnection() {
@@ -408,7 +416,7 @@ import Testing
         pair.delivering = false
         for _ in 0..<100 { pair.peer.ping() }
         pair.exchange()
-        #expect(pair.closed)
+        #expect(pair.closed == .protocolError)
     }
 }
 
@@ -442,18 +450,19 @@ import Testing
         #expect(pair.armed == Self.at(7))
         pair.perform(pair.machine.writeBlocked(written: 300, at: Self.at(4)))
         pair.perform(pair.machine.timerFired(at: Self.at(6)))
-        #expect(!pair.closed, "the window is not over")
+        #expect(pair.closed == nil, "the window is not over")
         pair.perform(pair.machine.timerFired(at: Self.at(7)))
-        #expect(pair.closed, "300 bytes in a 500-byte window")
+        #expect(pair.closed == .sendStalled, "300 bytes in a 500-byte window")
     }
 
     @Test func bytesWrittenWhileTheQueueEmptiedAndRefilledCount() {
         let pair = Self.answered()
         pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
-        pair.machine.wrote(400)  // the socket took the whole queue; more frames were produced after it
+        // The socket took the whole queue; more frames were produced after it.
+        pair.perform(pair.machine.outputDrained(written: 400, more: true, at: Self.at(3)))
         pair.perform(pair.machine.writeBlocked(written: 200, at: Self.at(5)))
         pair.perform(pair.machine.timerFired(at: Self.at(7)))
-        #expect(!pair.closed, "600 bytes in a 500-byte window")
+        #expect(pair.closed == nil, "600 bytes in a 500-byte window")
         #expect(pair.armed == Self.at(12), "the next window")
     }
 
@@ -462,10 +471,10 @@ import Testing
         pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
         pair.perform(pair.machine.writeBlocked(written: 600, at: Self.at(6)))
         pair.perform(pair.machine.timerFired(at: Self.at(7)))
-        #expect(!pair.closed)
-        pair.perform(pair.machine.outputDrained(more: false, at: Self.at(8)))
+        #expect(pair.closed == nil)
+        pair.perform(pair.machine.outputDrained(written: 0, more: false, at: Self.at(8)))
         pair.perform(pair.machine.timerFired(at: Self.at(12)))
-        #expect(!pair.closed, "nothing waits to be written: no window")
+        #expect(pair.closed == nil, "nothing waits to be written: no window")
     }
 
     @Test func aFloorOfZeroMeasuresNothing() {
@@ -474,7 +483,7 @@ import Testing
         let pair = Self.answered(timeouts: timeouts)
         pair.perform(pair.machine.writeBlocked(written: 80_000, at: Self.at(2)))
         pair.perform(pair.machine.timerFired(at: Self.at(7)))
-        #expect(!pair.closed)
+        #expect(pair.closed == nil)
         #expect(pair.armed == Self.at(61), "no window: next comes the idle deadline, before the send idle one")
     }
 }

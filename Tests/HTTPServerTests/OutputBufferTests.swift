@@ -1,14 +1,19 @@
 @testable import HTTPServer
 import Testing
 
-/// The output queue: bytes leave in order, small chunks share a write, shared bodies are not copied whole.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The output queue: bytes leave in order, small pieces share a write, shared bodies are not copied whole.
 @Suite struct OutputBufferTests {
-    /// Drains `buffer` through writes that accept at most `limit` bytes each; returns the bytes and each write's size.
+    /// Drains `buffer` through gathered writes that accept at most `limit` bytes each; returns the bytes and each
+    /// write's offered size.
     static func drain(_ buffer: inout OutputBuffer, limit: Int = .max) -> (bytes: [UInt8], writes: [Int]) {
         var bytes: [UInt8] = []
         var writes: [Int] = []
         while !buffer.isEmpty {
-            let result = buffer.writeSome { offered in
+            let result = buffer.writeGathered { offered in
                 let taken = min(offered.count, limit)
                 bytes += offered.prefix(taken)
                 writes.append(offered.count)
@@ -19,14 +24,36 @@ import Testing
         return (bytes, writes)
     }
 
-    @Test func smallChunksGoOutInOneWrite() {
+    /// Drains `buffer` through vectored writes that accept at most `limit` bytes each; returns the bytes and the
+    /// number of pieces each write was offered.
+    static func drainVectored(_ buffer: inout OutputBuffer, limit: Int = .max) -> (bytes: [UInt8], pieces: [Int]) {
+        var bytes: [UInt8] = []
+        var pieces: [Int] = []
+        while !buffer.isEmpty {
+            let result = buffer.writeVectored { vectors in
+                pieces.append(vectors.count)
+                var left = limit
+                for vector in vectors where left > 0 {
+                    let taken = min(vector.iov_len, left)
+                    bytes += UnsafeRawBufferPointer(start: vector.iov_base, count: taken)
+                    left -= taken
+                }
+                return .done(min(limit, vectors.reduce(0) { $0 + $1.iov_len }))
+            }
+            #expect(result != .done(0))
+        }
+        return (bytes, pieces)
+    }
+
+    @Test func smallPiecesGoOutInOneWrite() {
         var buffer = OutputBuffer()
         let parts: [[UInt8]] = [Array("HTTP/1.1 200 OK\r\n\r\n".utf8), [1, 2, 3], Array(repeating: 7, count: 100)]
         for part in parts { buffer.append(part) }
-        #expect(buffer.byteCount == parts.map(\.count).reduce(0, +))
+        buffer.append(shared: Array(repeating: 9, count: 50)[...])
+        #expect(buffer.byteCount == parts.map(\.count).reduce(0, +) + 50)
         let (bytes, writes) = Self.drain(&buffer)
-        #expect(bytes == parts.flatMap { $0 })
-        #expect(writes == [bytes.count])
+        #expect(bytes == parts.flatMap { $0 } + Array(repeating: 9, count: 50))
+        #expect(writes == [bytes.count], "staged together: one contiguous write")
         #expect(buffer.byteCount == 0)
     }
 
@@ -35,30 +62,91 @@ import Testing
         let head = Array("HTTP/1.1 200 OK\r\n\r\n".utf8)
         let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0) }
         buffer.append(head)
-        buffer.append(body)
+        buffer.append(shared: body[...])
         let (bytes, writes) = Self.drain(&buffer)
         #expect(bytes == head + body)
         #expect(writes.first == OutputBuffer.gatherBytes, "the head and the start of the body: one record")
         #expect(writes.dropFirst().first == head.count + body.count - OutputBuffer.gatherBytes, "then the rest directly")
     }
 
-    @Test func partialWritesResumeMidChunkInOrder() {
+    @Test func vectoredWritesOfferEveryPieceWithoutCopying() {
         var buffer = OutputBuffer()
-        let chunks = (0..<50).map { index in (0..<(index * 37 % 500 + 1)).map { UInt8(truncatingIfNeeded: $0 + index) } }
-        for chunk in chunks { buffer.append(chunk) }
-        buffer.append(chunks[3][10...])
-        let expected = chunks.flatMap { $0 } + Array(chunks[3][10...])
-        for limit in [1, 7, 100, 4096] {
-            var copy = buffer
-            #expect(Self.drain(&copy, limit: limit).bytes == expected, "limit \(limit)")
+        let head = Array("HTTP/1.1 200 OK\r\n\r\n".utf8)
+        let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        for _ in 0..<3 {
+            buffer.append(head)
+            buffer.append(shared: body[...])
+        }
+        let (bytes, pieces) = Self.drainVectored(&buffer)
+        #expect(bytes == Array([head + body, head + body, head + body].joined()))
+        #expect(pieces == [6], "three heads and three bodies in one sendmsg")
+    }
+
+    @Test func partialWritesResumeMidPieceInOrder() {
+        let pieces = (0..<50).map { index in (0..<(index * 137 % 5000 + 1)).map { UInt8(truncatingIfNeeded: $0 + index) } }
+        var buffer = OutputBuffer()
+        for (index, piece) in pieces.enumerated() {
+            if index % 3 == 0 { buffer.append(shared: piece[...]) } else { buffer.append(piece) }
+        }
+        buffer.append(shared: pieces[3][10...])
+        let expected = pieces.flatMap { $0 } + Array(pieces[3][10...])
+        for limit in [1, 7, 100, 4096, 20_000] {
+            var gathered = buffer
+            #expect(Self.drain(&gathered, limit: limit).bytes == expected, "gathered, limit \(limit)")
+            var vectored = buffer
+            #expect(Self.drainVectored(&vectored, limit: limit).bytes == expected, "vectored, limit \(limit)")
         }
     }
 
-    @Test func emptyChunksAreNotQueued() {
+    @Test func stagedBytesAreWrittenDirectlyIntoTheBuffer() {
+        var buffer = OutputBuffer()
+        buffer.stage { $0.append(contentsOf: "HTTP/1.1 ".utf8) }
+        buffer.stage { _ in }
+        buffer.stage { $0.append(contentsOf: "204 No Content\r\n\r\n".utf8) }
+        let (bytes, writes) = Self.drain(&buffer)
+        #expect(String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 204 No Content\r\n\r\n")
+        #expect(writes.count == 1)
+    }
+
+    @Test func outputThatNeverQuiteEmptiesKeepsItsStagingBounded() {
+        // HTTP/2 under steady load: frames keep coming while earlier ones leave, and one byte always waits.
+        var buffer = OutputBuffer()
+        var expected: [UInt8] = []
+        var written: [UInt8] = []
+        for round in 0..<2000 {
+            let frame = [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: 300)
+            buffer.append(frame)
+            expected += frame
+            _ = buffer.writeGathered { offered in
+                written += offered.dropLast()
+                return .done(offered.count - 1)
+            }
+            #expect(buffer.byteCount == 1)
+            #expect(buffer.stagedByteCount <= 2 * OutputBuffer.retainedStagingBytes, "round \(round)")
+        }
+        written += Self.drain(&buffer).bytes
+        #expect(written == expected)
+    }
+
+    @Test func emptyPiecesAreNotQueued() {
         var buffer = OutputBuffer()
         buffer.append([])
-        buffer.append([UInt8]()[...])
+        buffer.append(shared: [UInt8]()[...])
         #expect(buffer.isEmpty)
-        #expect(buffer.writeSome { _ in .done(99) } == .done(0))
+        #expect(buffer.writeGathered { _ in .done(99) } == .done(0))
+    }
+}
+
+extension OutputBuffer {
+    /// Everything queued, taken out as written.
+    mutating func takeAll() -> [UInt8] {
+        var bytes: [UInt8] = []
+        while !isEmpty {
+            _ = writeGathered { offered in
+                bytes += offered
+                return .done(offered.count)
+            }
+        }
+        return bytes
     }
 }

@@ -90,17 +90,24 @@ private final class SessionRun {
     /// Takes the frames the machine has ready, as a client reading its socket would.
     func pull() {
         drained = false
+        var written = 0
         for _ in 0..<1000 where !closed {
-            let (chunks, actions) = machine.produce(room: room, at: now)
-            perform(actions)
-            if lingering || closed { precondition(chunks.isEmpty, "output after closing") }
-            guard !chunks.isEmpty else {
+            var frames = OutputBuffer()
+            perform(machine.produce(into: &frames, room: room, at: now))
+            if lingering || closed { precondition(frames.isEmpty, "output after closing") }
+            guard !frames.isEmpty else {
                 drained = true
                 break
             }
-            for chunk in chunks { output.read(chunk, answered: answered) }
+            while !frames.isEmpty {
+                _ = frames.writeGathered { bytes in
+                    output.read(bytes[...], answered: answered)
+                    written += bytes.count
+                    return .done(bytes.count)
+                }
+            }
         }
-        if !closed { perform(machine.outputDrained(more: !drained, at: now)) }
+        if !closed { perform(machine.outputDrained(written: written, more: !drained, at: now)) }
         feed([])
     }
 
@@ -121,30 +128,28 @@ private final class SessionRun {
         output.finish(drained: drained)
     }
 
-    func perform(_ actions: [HTTP2ConnectionMachine.Action]) {
-        for action in actions {
-            switch action {
-            case .handle(let request, let stream):
-                check(request, on: stream)
-                if request.path.hasPrefix("/slow") { held.append((stream, request)) } else { answer(request, on: stream) }
-            case .reject(let response, let stream):
-                precondition(!handled.contains(stream), "a stream both handled and rejected")
-                precondition(response.status.code >= 400, "a rejection that is not an error")
-                answered[stream] = machine.rejectsHead(stream) ? 0 : response.body.count
-                machine.respond(toRejected: response, on: stream, date: date)
-            case .countGoaway:
-                break
-            case .armTimer(let deadline):
-                armed = deadline
-            case .resumeReads:
-                precondition(machine.wantsInput || closed, "reads resumed for a machine that wants no input")
-            case .linger:
-                precondition(!lingering && !closed)
-                lingering = true
-            case .close:
-                precondition(!closed, "closed twice")
-                closed = true
-            }
+    /// Records what `actions` call for, then answers every refused stream and takes every request.
+    func perform(_ actions: HTTP2ConnectionMachine.Actions) {
+        if let deadline = actions.armTimer { armed = deadline }
+        switch actions.ending {
+        case .linger:
+            precondition(!lingering && !closed)
+            lingering = true
+        case .close:
+            precondition(!closed, "closed twice")
+            closed = true
+        case nil:
+            break
+        }
+        while let (response, stream, isHead) = machine.nextRejection() {
+            precondition(!handled.contains(stream), "a stream both handled and rejected")
+            precondition(response.status.code >= 400, "a rejection that is not an error")
+            answered[stream] = isHead ? 0 : response.body.count
+            perform(machine.respond(toRejected: response, on: stream, isHead: isHead, requestID: "r", date: date))
+        }
+        while let (request, stream) = machine.nextRequest() {
+            check(request, on: stream)
+            if request.path.hasPrefix("/slow") { held.append((stream, request)) } else { answer(request, on: stream) }
         }
     }
 
@@ -170,7 +175,7 @@ private final class SessionRun {
         let length = min(request.path.utf8.count * 1021, 70_000)
         let response = HTTPResponse.json(.ok, Array(repeating: UInt8(ascii: "x"), count: length))
         answered[stream] = response.sendsBody(inAnswerTo: request.method) ? length : 0
-        machine.responseReady(response, on: stream, date: date)
+        perform(machine.respond(response, on: stream, requestID: "r", date: date))
     }
 }
 
@@ -190,7 +195,7 @@ private struct FrameReader {
         nghttp2_hd_inflate_new(&inflater)
     }
 
-    mutating func read(_ chunk: ArraySlice<UInt8>, answered: [Int32: Int]) {
+    mutating func read(_ chunk: UnsafeRawBufferPointer.SubSequence, answered: [Int32: Int]) {
         buffer += chunk
         while buffer.count >= 9 {
             let length = Int(buffer[0]) << 16 | Int(buffer[1]) << 8 | Int(buffer[2])
