@@ -10,7 +10,7 @@ final class RequestMetrics: Sendable {
     static let postingRoutes: Set<String> = ["/postmaps", "/postchatt"]
 
     private struct State {
-        var requests: [String: Int] = [:]  // "route|status" → count
+        var requests: [RouteStatus: Int] = [:]
         var buckets = [Int](repeating: 0, count: RequestMetrics.bucketBounds.count)
         var count = 0
         var sum = 0.0
@@ -24,7 +24,7 @@ final class RequestMetrics: Sendable {
         let route = Self.label(of: exchange)
         let status = exchange.response.status.code
         let committed = status == 200 && exchange.request?.method == .POST && Self.postingRoutes.contains(route)
-        let key = "\(route)|\(status)"
+        let key = RouteStatus(route: route, status: status)
         let bucket = Self.bucketBounds.firstIndex { exchange.seconds <= $0 }
         state.withLock { state in
             state.requests[key, default: 0] += 1
@@ -47,9 +47,8 @@ final class RequestMetrics: Sendable {
         let snapshot = state.withLock { $0 }
         var page = PrometheusText()
         page.family("chatterd_requests_total", "counter", help: "Requests answered, by route and status.")
-        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
-            page.sample("chatterd_requests_total", count, labels: ["route": parts[0], "status": parts[1]])
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+            page.sample("chatterd_requests_total", count, labels: ["route": key.route, "status": String(key.status)])
         }
         let histogram = "chatterd_request_duration_seconds"
         page.family(histogram, "histogram", help: "Time from complete request to queued response.")
@@ -70,6 +69,12 @@ final class RequestMetrics: Sendable {
         gauges.render(into: &page)
         return page.text
     }
+}
+
+/// The labels of `chatterd_requests_total`.
+private struct RouteStatus: Hashable {
+    var route: String
+    var status: Int
 }
 
 /// Values `/metrics` reads from their owners at scrape time.

@@ -14,6 +14,9 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The client's IP address as text, set by the server: the socket's peer, or the client a trusted proxy
     /// names. Nil where no server set it (tests).
     public var clientAddress: String?
+    /// The id the response echoes in `X-Request-Id`, set by the server: the client's when acceptable, else one
+    /// it made. Nil where no server set it (tests).
+    public var requestID: String?
 
     public init(
         method: HTTPMethod, target: String, path: String, query: String? = nil,

@@ -40,8 +40,11 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// A JSON response: `Content-Type: application/json` and the given body.
     public static func json(_ status: HTTPStatus, _ body: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
+        HTTPResponse(status: status, headers: jsonHeaders, body: body)
     }
+
+    /// Made once and shared (copied only by a response that adds to it).
+    private static let jsonHeaders = HTTPHeaders([("Content-Type", "application/json")])
 
     /// The one error shape of docs/API.md: `{"error":"<reason>"}`. The reason is also the cause, until a caller
     /// that knows more sets one.

@@ -5,14 +5,19 @@ import HTTPCore
 /// address they are counted under.
 struct ClientAddress: Equatable, Sendable {
     /// The client's address.
-    var ip: IPAddress
+    let ip: IPAddress
     /// The client's port, when known (not from `X-Forwarded-For`).
-    var port: UInt16?
-
+    let port: UInt16?
+    /// The address as text, as handlers see it; made once, since every request reports it.
+    let ipText: String
     /// `ip:port`, or `[ip]:port` for IPv6; the address alone without a port. For logs.
-    var text: String {
-        guard let port else { return ip.description }
-        return ip.isIPv4 ? "\(ip):\(port)" : "[\(ip)]:\(port)"
+    let text: String
+
+    init(ip: IPAddress, port: UInt16?) {
+        self.ip = ip
+        self.port = port
+        ipText = ip.description
+        if let port { text = ip.isIPv4 ? "\(ipText):\(port)" : "[\(ipText)]:\(port)" } else { text = ipText }
     }
 
     /// The client of a request with `X-Forwarded-For` values `forwardedFor`, sent by a trusted proxy
@@ -54,7 +59,7 @@ struct ClientIdentity: Sendable {
     func marked(_ request: HTTPRequest) -> (HTTPRequest, ClientAddress) {
         let client = client(of: request)
         var request = request
-        request.clientAddress = client.ip.description
+        request.clientAddress = client.ipText
         return (request, client)
     }
 }

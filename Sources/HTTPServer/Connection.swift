@@ -12,7 +12,8 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     let queue: DispatchQueue
     private let io: any ConnectionIO
     private let environment: ConnectionEnvironment
-    private let dates: DateCache
+    /// What it shares with the other connections of its queue.
+    private let locals: QueueLocals
     private let clock: @Sendable () -> Instant
     /// Who the requests are from: the peer, or the client a trusted proxy names.
     private var identity: ClientIdentity
@@ -33,14 +34,14 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     init(
         id: Int, io: any ConnectionIO, queue: DispatchQueue, peer: ClientAddress, admitted: IPAddress?,
-        environment: ConnectionEnvironment, dates: DateCache, clock: @escaping @Sendable () -> Instant = { .now }
+        environment: ConnectionEnvironment, locals: QueueLocals, clock: @escaping @Sendable () -> Instant = { .now }
     ) {
         self.id = id
         self.io = io
         self.queue = queue
         self.admitted = admitted
         self.environment = environment
-        self.dates = dates
+        self.locals = locals
         self.clock = clock
         let configuration = environment.configuration
         identity = ClientIdentity(connection: peer, forwardingProxies: [])
@@ -169,25 +170,22 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         }
     }
 
-    private static let readChunkBytes = 16 * 1024
-
     /// Reads once and hands the driver what came of it; nil when there is nothing to read now.
     private func read(_ driver: any ProtocolDriver) -> DriverStep? {
-        withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
-            switch io.read(into: buffer) {
-            case .done(let count):
-                return driver.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: clock(), output: &output)
-            case .wantRead:
-                mayHaveInput = false
-                return nil
-            case .wantWrite:
-                readWaitsForWritable = true
-                return nil
-            case .closed:
-                return driver.peerClosed(at: clock())
-            case .failed:
-                return DriverStep(ending: .close(.socketError))
-            }
+        let buffer = locals.readBuffer
+        switch io.read(into: buffer) {
+        case .done(let count):
+            return driver.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: clock(), output: &output)
+        case .wantRead:
+            mayHaveInput = false
+            return nil
+        case .wantWrite:
+            readWaitsForWritable = true
+            return nil
+        case .closed:
+            return driver.peerClosed(at: clock())
+        case .failed:
+            return DriverStep(ending: .close(.socketError))
         }
     }
 
@@ -250,19 +248,18 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     /// Reads the first bytes of a plain connection for the opening to tell the protocol by.
     private func sniff() -> ConnectionOpening.Step {
-        withUnsafeTemporaryAllocation(byteCount: Self.readChunkBytes, alignment: 1) { buffer in
-            switch io.read(into: buffer) {
-            case .done(let count):
-                return opening.sniffed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            case .wantRead:
-                mayHaveInput = false
-                return ConnectionOpening.Step()
-            case .wantWrite:
-                readWaitsForWritable = true
-                return ConnectionOpening.Step()
-            case .closed, .failed:
-                return opening.peerClosed()
-            }
+        let buffer = locals.readBuffer
+        switch io.read(into: buffer) {
+        case .done(let count):
+            return opening.sniffed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        case .wantRead:
+            mayHaveInput = false
+            return ConnectionOpening.Step()
+        case .wantWrite:
+            readWaitsForWritable = true
+            return ConnectionOpening.Step()
+        case .closed, .failed:
+            return opening.peerClosed()
         }
     }
 
@@ -274,8 +271,8 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             observe: environment.handler.observe)
         let driver: any ProtocolDriver =
             http2
-            ? HTTP2Driver(configuration, recorder: recorder, dates: dates, statistics: environment.statistics, at: now)
-            : HTTP1Driver(configuration, recorder: recorder, dates: dates, at: now)
+            ? HTTP2Driver(configuration, recorder: recorder, dates: locals.dates, statistics: environment.statistics, at: now)
+            : HTTP1Driver(configuration, recorder: recorder, dates: locals.dates, at: now)
         self.driver = driver
         var step = driver.start(at: now, output: &output)
         // The bytes read to choose the protocol are the first it reads.

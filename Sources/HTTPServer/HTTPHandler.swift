@@ -1,7 +1,7 @@
 import HTTPCore
 
-/// What the server calls for each request. The request `plan` gets always carries an `X-Request-Id` (see
-/// `RequestID`), which the response echoes.
+/// What the server calls for each request. The request `plan` gets always carries its `requestID` (see
+/// `RequestID`), which the response echoes in `X-Request-Id`.
 public struct HTTPHandler: Sendable {
     /// How to answer a request; runs on the I/O queue, so it must not block: work that may block goes in a
     /// `.blocking` plan, which the server runs on a handler thread.

@@ -29,18 +29,14 @@ struct RequestRecorder {
         self.observe = observe
     }
 
-    /// `request` as the handler gets it, marked with its client and carrying its id (the client's when
-    /// acceptable, else a new one replacing whatever was there), and its record.
+    /// `request` as the handler gets it, marked with its client and its id (the client's `X-Request-Id` when
+    /// acceptable, else a new one), and its record.
     mutating func begin(_ request: HTTPRequest, at now: Instant) -> (HTTPRequest, Record) {
         begun += 1
         var (request, client) = identity.marked(request)
-        let id: String
-        if let given = request.headers[RequestID.headerName], RequestID.isAcceptable(given) {
-            id = given
-        } else {
-            id = madeID()
-            request.headers.set(RequestID.headerName, id)
-        }
+        let given = request.headers[RequestID.headerName]
+        let id = given.flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? madeID()
+        request.requestID = id
         return (request, Record(request: request, id: id, client: client, startedAt: now))
     }
 

@@ -20,8 +20,8 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let requestIDPrefix = RequestID.randomPrefix()
     /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
     private let loops: [ReadinessLoop]
-    /// The `Date` header of each loop's queue.
-    private let dates: [DateCache]
+    /// What the connections of each loop's queue share.
+    private let locals: [QueueLocals]
     /// Where accepting and shutting down happen.
     private let controlQueue = DispatchQueue(label: "chatterd.accept")
 
@@ -56,7 +56,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         self.loops = try (0..<max(1, configuration.ioQueueCount)).map { index in
             try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
         }
-        dates = loops.map { _ in DateCache() }
+        locals = loops.map { _ in QueueLocals() }
         self.handlers = HandlerPool(
             threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
             maxWaitSeconds: configuration.maxQueueWaitSeconds)
@@ -137,7 +137,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         let io = SocketIO(fd: fd, transport: transport, loop: loop)
         let connection = Connection(
             id: id, io: io, queue: loop.queue, peer: peer, admitted: trusted ? nil : peer.ip,
-            environment: environment, dates: dates[id % loops.count])
+            environment: environment, locals: locals[id % loops.count])
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()
         loop.queue.async {

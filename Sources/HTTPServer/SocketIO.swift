@@ -22,7 +22,9 @@ final class SocketIO: ConnectionIO, @unchecked Sendable {  // touched only on it
     func start(reporting events: any ConnectionEvents) throws(SyscallError) {
         try loop.add(fd, events)
         let timer = DispatchSource.makeTimerSource(queue: loop.queue)
-        timer.setEventHandler { [weak events] in events?.timerFired() }
+        // Strong (a weak reference would slow every retain of the connection): `close` cancels the timer, which
+        // lets go of this handler and so of the connection.
+        timer.setEventHandler { events.timerFired() }
         self.timer = timer
         timer.resume()
     }

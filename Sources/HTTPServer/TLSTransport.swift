@@ -13,13 +13,16 @@ final class TLSTransport: Transport {
         self.ssl = ssl
         SSL_set_fd(ssl, fd)
         SSL_set_accept_state(ssl)
+        // Read whatever the socket holds in one system call, instead of a record's header and then its body.
+        SSL_set_read_ahead(ssl, 1)
     }
 
     deinit {
         SSL_free(ssl)
     }
 
-    var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
+    /// Decrypted bytes, or (with read-ahead) records read from the socket and not yet decrypted.
+    var hasBufferedInput: Bool { SSL_has_pending(ssl) != 0 }
 
     var negotiatedHTTP2: Bool {
         var name: UnsafePointer<UInt8>?

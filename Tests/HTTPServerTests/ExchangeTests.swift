@@ -23,7 +23,7 @@ import Testing
             let handler = HTTPHandler(
                 plan: { request in
                     .blocking {
-                        ids.withLock { $0.append(request.headers["X-Request-Id"] ?? "none") }
+                        ids.withLock { $0.append(request.requestID ?? "none") }
                         return .json(.ok, Array("\"\(request.path)\"".utf8))
                     }
                 },

@@ -102,7 +102,7 @@ final class FakePipeline: @unchecked Sendable {  // the connection and io are to
         connection = Connection(
             id: 1, io: io, queue: queue,
             peer: ClientAddress(ip: IPAddress("198.18.0.9")!, port: 4000), admitted: nil, environment: environment,
-            dates: DateCache(), clock: { now.withLock { $0 } })
+            locals: QueueLocals(), clock: { now.withLock { $0 } })
         queue.sync { connection.start() }
     }
 
