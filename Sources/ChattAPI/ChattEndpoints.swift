@@ -15,7 +15,9 @@ struct ChattEndpoints: Sendable {
     let metrics: (@Sendable () -> String)?
     /// Encoded feeds, shared between requests while the store is unchanged.
     let cache: ChattFeedCache
-    /// The longest a request waits for the store before it is answered 503.
+    /// The feeds served, for a bounded time, while the database cannot be reached.
+    let lastGood: LastGoodFeeds
+    /// The longest a request waits for the store before it is answered 503 (or with a stale feed).
     let patience: DispatchTimeInterval
     /// Where the tasks of requests that wait for the store run.
     let executor: DispatchTaskExecutor
@@ -72,17 +74,26 @@ struct ChattEndpoints: Sendable {
             let response = FeedResponse.readyWholeFeed(for: request, from: feed)
         {
             cache.countImmediateHit()
+            lastGood.confirm(feed, kind)
             return .ready(response)
         }
         let deadline = DispatchTime.now() + patience
-        return .deferred { [cache, repository, executor] respond in
+        return .deferred { [cache, repository, executor, lastGood] respond in
             Task(executorPreference: executor) {
                 let feed: EncodedFeed
                 do throws(RepositoryError) {
                     feed = try await cache.feed(kind, from: repository, before: deadline)
                 } catch {
-                    return respond(APIError(error).response)
+                    let refusal = APIError(error).response
+                    guard refusal.status.code >= 500, let (stale, age) = lastGood.fallback(kind) else {
+                        return respond(refusal)
+                    }
+                    var response = await FeedResponse.make(for: request, query: query, from: stale)
+                    response.headers.add("Age", String(age))
+                    response.cause = refusal.cause
+                    return respond(response)
                 }
+                lastGood.confirm(feed, kind)
                 respond(await FeedResponse.make(for: request, query: query, from: feed))
             }
         }

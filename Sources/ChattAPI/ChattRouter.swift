@@ -19,17 +19,20 @@ public struct ChattRouter: Sendable {
     public static let defaultPatience = DispatchTimeInterval.seconds(7)
 
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
-    /// past a client address's rate with 429; a read that waits on the store longer than `patience` gets 503;
-    /// reads that wait on the store run as tasks on `executor`.
+    /// past a client address's rate with 429; `staleIfError` is how many seconds after it was last known current a
+    /// feed may still be served while the database cannot be reached (0: answer 503 at once); `now` is the clock
+    /// that age is measured with, in seconds (injected by tests); a read that waits on the store longer than
+    /// `patience` gets 503 (or the stale feed); reads that wait on the store run as tasks on `executor`.
     public init(
         repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil,
+        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil, staleIfError: Double = 0,
+        now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
         patience: DispatchTimeInterval = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
         endpoints = ChattEndpoints(
             repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache,
-            patience: patience, executor: executor)
+            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now), patience: patience, executor: executor)
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or

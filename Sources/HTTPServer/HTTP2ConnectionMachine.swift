@@ -112,7 +112,7 @@ final class HTTP2ConnectionMachine {
     }
 
     /// The record of `stream`, for the driver's bookkeeping.
-    func update(_ stream: Int32, _ change: (inout HTTP2Stream) -> Void) {
+    func update(_ stream: Int32, _ change: (HTTP2Stream) -> Void) {
         session.update(stream, change)
     }
 

@@ -133,17 +133,15 @@ final class HTTP2Session {
     }
 
     /// Updates `stream`'s record, if it has one.
-    func update(_ stream: Int32, _ change: (inout HTTP2Stream) -> Void) {
-        guard streams[stream] != nil else { return }
-        change(&streams[stream]!)
+    func update(_ stream: Int32, _ change: (HTTP2Stream) -> Void) {
+        streams[stream].map(change)
     }
 
     /// Refuses `stream`'s request with `response` (queued for the driver to report and send).
     func reject(_ stream: Int32, with response: HTTPResponse) {
-        guard var state = streams[stream] else { return }
+        guard let state = streams[stream] else { return }
         state.phase = .rejected(response)
         state.body = []
-        streams[stream] = state
         rejected.append(stream)
     }
 
@@ -163,7 +161,7 @@ final class HTTP2Session {
         on stream: Int32, _ response: HTTPResponse, requestID: String, date: String, includeBody: Bool,
         resetAfter: Bool
     ) {
-        guard var state = streams[stream], state.phase.isOpen else {
+        guard let state = streams[stream], state.phase.isOpen else {
             streams[stream] = nil
             return
         }
@@ -171,7 +169,6 @@ final class HTTP2Session {
         state.phase = .responding
         state.responseBody = sendsData ? response.body : []
         state.resetWhenSent = resetAfter
-        streams[stream] = state
         fields.assemble(response, requestID: requestID, date: date)
         let result = fields.withArray { nva in
             guard sendsData else { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
@@ -180,7 +177,7 @@ final class HTTP2Session {
             return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
         // Fails only for a stream nghttp2 has closed already: nothing to send.
-        if result != 0 { streams[stream]?.resetWhenSent = false }
+        if result != 0 { state.resetWhenSent = false }
     }
 
     /// Resets `stream` with `code` (a stream error, RFC 9113 §5.4.2).
@@ -208,41 +205,36 @@ final class HTTP2Session {
     /// A HEADERS or DATA frame ended: the header block may be complete, and with END_STREAM the request.
     func frameReceived(_ header: nghttp2_frame_hd) {
         let stream = header.stream_id
-        guard var state = streams[stream], case .arriving = state.phase else { return }
+        guard let state = streams[stream], case .arriving = state.phase else { return }
         if header.type == UInt8(NGHTTP2_HEADERS.rawValue), state.request == nil {
             do {
                 state.request = try state.head.request(body: [])
             } catch {
-                streams[stream] = state
                 return reject(stream, with: error.response)
             }
         }
-        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, var request = state.request else {
-            streams[stream] = state
-            return
-        }
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, var request = state.request else { return }
         request.body = state.body
         state.body = []
+        state.request = nil
         state.phase = .complete(request)
-        streams[stream] = state
         complete.append(stream)
     }
 
     func bodyReceived(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard var state = streams[stream], case .arriving = state.phase else { return }
+        guard let state = streams[stream], case .arriving = state.phase else { return }
         guard state.body.count + bytes.count <= limits.maxBodyBytes else {
             return reject(stream, with: HTTPParseError.bodyTooLarge.response)
         }
         state.body.append(contentsOf: bytes)
         state.phase = .arriving(since: receivedAt)
-        streams[stream] = state
     }
 
     func streamClosed(_ stream: Int32) {
         guard let state = streams[stream] else { return }
         openCount -= 1
         // A request with the handler keeps its record for the answer, which is then reported but not sent.
-        if state.isHandling { streams[stream]?.phase = .closedWhileHandling } else { streams[stream] = nil }
+        if state.isHandling { state.phase = .closedWhileHandling } else { streams[stream] = nil }
         events.append(.streamClosed(stream))
     }
 
@@ -251,8 +243,10 @@ final class HTTP2Session {
         switch frame.hd.type {
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             events.append(.goawaySent(frame.goaway.error_code))
-        case UInt8(NGHTTP2_HEADERS.rawValue) where streams[stream]?.resetWhenSent == true:
-            if streams[stream]?.responseBody.isEmpty == true { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
+        case UInt8(NGHTTP2_HEADERS.rawValue):
+            if let state = streams[stream], state.resetWhenSent, state.responseBody.isEmpty {
+                reset(stream, code: NGHTTP2_NO_ERROR.rawValue)
+            }
         default:
             break
         }
@@ -267,7 +261,7 @@ final class HTTP2Session {
 
     /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then a slice.
     func sendData(on stream: Int32, header: UnsafePointer<UInt8>, length: Int) -> Bool {
-        guard let sink, var state = streams[stream] else { return false }
+        guard let sink, let state = streams[stream] else { return false }
         sink.pointee.append(UnsafeBufferPointer(start: header, count: 9))
         sink.pointee.append(shared: state.responseBody[state.sent..<(state.sent + length)])
         state.sent += length
@@ -276,7 +270,6 @@ final class HTTP2Session {
             state.sent = 0
             if state.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
         }
-        streams[stream] = state
         return true
     }
 }

@@ -2,8 +2,9 @@ import HTTPCore
 
 /// Everything about one HTTP/2 stream, from its first HEADERS until nghttp2 closes it: the request as it
 /// arrives, its place with the handler, and its response as it leaves. One record per stream, kept by
-/// `HTTP2Session` (which nghttp2's callbacks reach) and updated by the machine and the driver above it.
-struct HTTP2Stream {
+/// `HTTP2Session` (which nghttp2's callbacks reach) and updated in place by the machine and the driver above it:
+/// a class, so no callback copies the record in and out of the session's table.
+final class HTTP2Stream {
     enum Phase {
         /// The header block or body is arriving; `since` is its last progress, for the body idle deadline.
         case arriving(since: Instant)

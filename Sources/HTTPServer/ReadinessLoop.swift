@@ -25,7 +25,8 @@ final class ReadinessLoop: @unchecked Sendable {  // all mutable state is touche
     let queue: DispatchQueue
     private let epoll: Int32
     private var source: (any DispatchSourceRead)?
-    private var clients: [Int32: any ReadinessClient] = [:]
+    /// Each registered socket's client, by descriptor (descriptors are small and reused, so this stays short).
+    private var clients: [(any ReadinessClient)?] = []
     /// Ready sockets are taken this many at a time.
     private static let batch = 128
     private var events = [epoll_event](repeating: epoll_event(), count: batch)
@@ -51,12 +52,13 @@ final class ReadinessLoop: @unchecked Sendable {  // all mutable state is touche
         event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
         event.data.fd = fd
         try Syscall.run("epoll_ctl ADD") { epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) }
-        clients[fd] = client
+        if Int(fd) >= clients.count { clients += Array(repeating: nil, count: Int(fd) + 1 - clients.count) }
+        clients[Int(fd)] = client
     }
 
     /// Stops reporting `fd` and lets go of its client. Call on `queue`, before closing `fd`.
     func remove(_ fd: Int32) {
-        clients[fd] = nil
+        if Int(fd) < clients.count { clients[Int(fd)] = nil }
         var event = epoll_event()
         // Fails only if the fd was never added; closing it would drop it from the set anyway.
         _ = try? Syscall.run("epoll_ctl DEL") { epoll_ctl(epoll, EPOLL_CTL_DEL, fd, &event) }
@@ -71,12 +73,12 @@ final class ReadinessLoop: @unchecked Sendable {  // all mutable state is touche
             for index in 0..<Int(count) {
                 let event = events[index]
                 // A client removed by an earlier event of this batch is skipped.
-                guard let client = clients[event.data.fd] else { continue }
+                guard let client = clients[Int(event.data.fd)] else { continue }
                 let flags = event.events
                 if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
                     client.socketReadable()
                 }
-                if flags & (EPOLLOUT.rawValue | EPOLLERR.rawValue) != 0, clients[event.data.fd] != nil {
+                if flags & (EPOLLOUT.rawValue | EPOLLERR.rawValue) != 0, clients[Int(event.data.fd)] != nil {
                     client.socketWritable()
                 }
             }
