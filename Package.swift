@@ -23,6 +23,8 @@ let package = Package(
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
+        // Swift tasks run on Dispatch queues rather than the cooperative pool.
+        .target(name: "TaskExecution"),
         // System calls with EINTR retried and every failure surfaced as an error.
         .target(name: "Syscalls"),
         // The byte classes HTTP and JSON share (digits, hex digits), and numbers written as digits.
@@ -42,9 +44,10 @@ let package = Package(
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
         .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
-        .target(name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
-        // PostgreSQL storage over libpq: pool, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "Locking"]),
+        .target(
+            name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
+        // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
+        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
         .target(
             name: "ChatterdKit",
@@ -74,9 +77,11 @@ let package = Package(
             path: "fuzz/http2-session",
             exclude: ["corpus", "dict", "product", "make-corpus.py"], linkerSettings: exportFuzzerDriver),
 
-        // Test doubles and helpers shared by several test targets: a repository in memory, gunzip, a log pipe.
+        // Test doubles and helpers shared by several test targets: a repository in memory, a blocking feed read,
+        // gunzip, a log pipe.
         .target(
-            name: "TestSupport", dependencies: ["ChattModel", "Locking", "Logging", "Syscalls", "CZlib"],
+            name: "TestSupport",
+            dependencies: ["ChattModel", "ChattFeed", "TaskExecution", "Locking", "Logging", "Syscalls", "CZlib"],
             path: "Tests/TestSupport"),
         .testTarget(name: "SyscallsTests", dependencies: ["Syscalls"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -85,7 +90,7 @@ let package = Package(
         .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
         .testTarget(
             name: "ChattAPITests",
-            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking"]),
+            dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),
         .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(

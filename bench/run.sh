@@ -10,10 +10,11 @@
 #   --duration S     seconds per scenario (default 10)
 #   --connections C  wrk, h2load and pgbench clients (default 64); --threads T: their threads (default 2)
 #   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along (post
-#                    brings post-rejected; mix brings getmaps-gzip, getmaps-gzip-end and both posts):
+#                    brings post-rejected and pgbench-c1; mix brings getmaps-gzip, getmaps-gzip-end, both
+#                    posts and both pgbench runs):
 #                    tiny getmaps getmaps-gzip getmaps-conns post-rejected post mix getmaps-gzip-end
 #                    h2-tiny h2-getmaps h2-getmaps-gzip
-#                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench
+#                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench pgbench-c1
 #                    nginx-h2-tiny-1w nginx-h2-getmaps nginx-h2-getmaps-gzip
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
@@ -95,7 +96,13 @@ done
 bench_h2_check "$crt" "${BENCH_URL["chatterd-tls"]}" "${BENCH_URL["chatterd-h2"]}" "${BENCH_URL["nginx1-h2"]}" \
     "${BENCH_URL["nginx-h2"]}"
 
+# Threads of the idle TLS server, before any load and a few seconds after the last scenario (for the report).
+# shellcheck disable=SC2034
+BENCH_IDLE_THREADS=$(sample_threads "${BENCH_PID["chatterd-tls"]}")
 bench_run_all
+sleep 5
+# shellcheck disable=SC2034
+BENCH_IDLE_THREADS_AFTER=$(sample_threads "${BENCH_PID["chatterd-tls"]}")
 bench_report "$command_line" "$docroot/getmaps" >"$BENCH_OUT/results.md"
 cat "$BENCH_OUT/results.md"
 log "report written to $BENCH_OUT/results.md"

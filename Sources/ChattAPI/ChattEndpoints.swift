@@ -1,8 +1,11 @@
 import ChattFeed
 import ChattModel
+import Dispatch
 import HTTPCore
+import TaskExecution
 
-/// The handlers behind each route. Repository calls block the calling thread, but for posts.
+/// The handlers behind each route. Nothing here blocks: a post is handed to the store with a completion, and
+/// reads that need the store suspend in a task until it answers or their deadline passes.
 struct ChattEndpoints: Sendable {
     /// Where chatts are stored and read.
     let repository: any ChattRepository
@@ -14,6 +17,10 @@ struct ChattEndpoints: Sendable {
     let cache: ChattFeedCache
     /// The feeds served, for a bounded time, while the database cannot be reached.
     let lastGood: LastGoodFeeds
+    /// The longest a request waits for the store before it is answered 503 (or with a stale feed).
+    let patience: DispatchTimeInterval
+    /// Where the tasks of requests that wait for the store run.
+    let executor: DispatchTaskExecutor
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -27,7 +34,7 @@ struct ChattEndpoints: Sendable {
     }
 
     /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Validation is ready
-    /// at once; the store writes the chatt on a thread of its own, so a post holds no handler thread.
+    /// at once; the store writes the chatt on queues of its own and completes it, so a post waits on no thread.
     func planPost(_ body: [UInt8], acceptingGeodata: Bool) -> ResponsePlan {
         let chatt: NewChatt
         do {
@@ -53,8 +60,8 @@ struct ChattEndpoints: Sendable {
     }
 
     /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows): ready at once from a current feed
-    /// that needs nothing slow (no database, no compression, no slice), else work that reads the cache, which may
-    /// block on the database.
+    /// that needs nothing slow (no database, no compression, no slice), else a task that reads the cache, which
+    /// may wait for the store.
     func planFeed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let query: FeedQuery
         do {
@@ -62,7 +69,7 @@ struct ChattEndpoints: Sendable {
         } catch {
             return .ready(error.response)
         }
-        // A slice is a fresh copy of part of the feed: made on a handler thread, it never stalls an I/O queue.
+        // A slice is a fresh copy of part of the feed: made in the task, it never stalls an I/O queue.
         if query.isWholeFeed, let feed = cache.currentFeed(kind),
             let response = FeedResponse.readyWholeFeed(for: request, from: feed)
         {
@@ -70,20 +77,25 @@ struct ChattEndpoints: Sendable {
             lastGood.confirm(feed, kind)
             return .ready(response)
         }
-        return .blocking { [lastGood] in
-            let feed: EncodedFeed
-            do throws(RepositoryError) {
-                feed = try cache.feed(kind, from: repository)
-            } catch {
-                let refusal = APIError(error).response
-                guard refusal.status.code >= 500, let (stale, age) = lastGood.fallback(kind) else { return refusal }
-                var response = FeedResponse.make(for: request, query: query, from: stale)
-                response.headers.add("Age", String(age))
-                response.cause = refusal.cause
-                return response
+        let deadline = DispatchTime.now() + patience
+        return .deferred { [cache, repository, executor, lastGood] respond in
+            Task(executorPreference: executor) {
+                let feed: EncodedFeed
+                do throws(RepositoryError) {
+                    feed = try await cache.feed(kind, from: repository, before: deadline)
+                } catch {
+                    let refusal = APIError(error).response
+                    guard refusal.status.code >= 500, let (stale, age) = lastGood.fallback(kind) else {
+                        return respond(refusal)
+                    }
+                    var response = await FeedResponse.make(for: request, query: query, from: stale)
+                    response.headers.add("Age", String(age))
+                    response.cause = refusal.cause
+                    return respond(response)
+                }
+                lastGood.confirm(feed, kind)
+                respond(await FeedResponse.make(for: request, query: query, from: feed))
             }
-            lastGood.confirm(feed, kind)
-            return FeedResponse.make(for: request, query: query, from: feed)
         }
     }
 
@@ -92,16 +104,21 @@ struct ChattEndpoints: Sendable {
         .json(.ok, Self.healthyBody)
     }
 
-    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off. Blocks.
-    func readyz() -> HTTPResponse {
-        do {
-            try repository.ping()
-            return .json(.ok, Self.readyBody)
-        } catch {
-            var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
-            response.headers.add("Retry-After", "1")
-            response.cause = error.detail
-            return response
+    /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
+    func planReadyz() -> ResponsePlan {
+        let deadline = DispatchTime.now() + patience
+        return .deferred { [repository, executor] respond in
+            Task(executorPreference: executor) {
+                do throws(RepositoryError) {
+                    try await repository.ping(before: deadline)
+                    respond(.json(.ok, Self.readyBody))
+                } catch {
+                    var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
+                    response.headers.add("Retry-After", "1")
+                    response.cause = error.detail
+                    respond(response)
+                }
+            }
         }
     }
 

@@ -1,7 +1,9 @@
 import ChattFeed
 import ChattModel
+import Dispatch
 import HTTPCore
 import JSON
+import TaskExecution
 
 /// Routes requests to the chatt endpoints of docs/API.md, once per request, and says how each is answered.
 public struct ChattRouter: Sendable {
@@ -12,26 +14,32 @@ public struct ChattRouter: Sendable {
     /// The `/getmaps` and `/getchatts` cache; whoever learns of changes to the store calls its `invalidate()`.
     public var feedCache: ChattFeedCache { endpoints.cache }
 
+    /// The longest a request waits for the store by default: the pool's 2 s wait for a connection and its 5 s
+    /// statement timeout.
+    public static let defaultPatience = DispatchTimeInterval.seconds(7)
+
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
     /// past a client address's rate with 429; `staleIfError` is how many seconds after it was last known current a
     /// feed may still be served while the database cannot be reached (0: answer 503 at once); `now` is the clock
-    /// that age is measured with, in seconds (injected by tests).
+    /// that age is measured with, in seconds (injected by tests); a read that waits on the store longer than
+    /// `patience` gets 503 (or the stale feed); reads that wait on the store run as tasks on `executor`.
     public init(
         repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
         feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil, staleIfError: Double = 0,
-        now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds
+        now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
+        patience: DispatchTimeInterval = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
         endpoints = ChattEndpoints(
             repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache,
-            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now))
+            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now), patience: patience, executor: executor)
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or
-    /// query alone, and feeds served from a current cache are ready at once, so they stay fast even while every
-    /// handler thread waits on a slow database; valid posts are deferred to the store, which writes them without
-    /// a handler thread, and the rest is work that may block. HEAD is answered as GET (the server leaves out the
-    /// body). Every response names its route.
+    /// query alone, and feeds served from a current cache are ready at once; valid posts are deferred to the
+    /// store, which writes them on its own queues, and reads that need the store are deferred to a task that
+    /// suspends while it waits. HEAD is answered as GET (the server leaves out the body). Every response names its
+    /// route.
     public func plan(for request: HTTPRequest) -> ResponsePlan {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {
             return .ready(APIError.notFound.response)
@@ -52,7 +60,7 @@ public struct ChattRouter: Sendable {
             }
             let acceptingGeodata = route == .postMaps
             return endpoints.planPost(request.body, acceptingGeodata: acceptingGeodata).routed(route.rawValue)
-        case .readyz: return .blocking { endpoints.readyz().routed(route.rawValue) }
+        case .readyz: return endpoints.planReadyz().routed(route.rawValue)
         }
     }
 }
@@ -62,7 +70,6 @@ extension ResponsePlan {
     fileprivate func routed(_ route: String) -> ResponsePlan {
         switch self {
         case .ready(let response): .ready(response.routed(route))
-        case .blocking(let work): .blocking { work().routed(route) }
         case .deferred(let start): .deferred { respond in start { respond($0.routed(route)) } }
         }
     }

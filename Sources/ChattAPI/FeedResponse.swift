@@ -16,8 +16,11 @@ enum FeedResponse {
     }
 
     /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
-    /// May block while another request makes the same gzip body or index.
-    static func make(for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed) -> HTTPResponse {
+    /// Suspends while another request makes the same body; the rest is work for the calling thread.
+    static func make(for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed) async -> HTTPResponse {
+        // Every path reads the identity body (the index, a slice, the gzip form): made or waited for first, so the
+        // calls below find it ready.
+        let identity = await feed.identityMade()
         var sinceRow: Int?
         if let since = query.since {
             guard let row = feed.rowIndex().row(of: since) else { return unknownSince.response }
@@ -29,7 +32,7 @@ enum FeedResponse {
             // A slice is made per request and sent as JSON only: it is small next to the feed it saves.
             representation = FeedRepresentation(identity: feed.rows(rows))
         } else {
-            representation = prefersGzip(request.headers) ? feed.gzipped() : feed.identity
+            representation = prefersGzip(request.headers) ? await feed.gzipped() : identity
         }
         return response(to: request, with: representation)
     }

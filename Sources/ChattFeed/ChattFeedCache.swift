@@ -1,4 +1,5 @@
 import ChattModel
+import Dispatch
 import JSON
 import Locking
 
@@ -21,7 +22,8 @@ import Locking
 /// version is current; a version not seen before bumps the generation, so the tagging above covers it too.
 ///
 /// When many requests find a feed stale together, one reads the store (single flight); the others wait for it
-/// if it began at or after their generation, else for it to end and then for the next one.
+/// if it began at or after their generation, else for it to end and then for the next one. Readers suspend
+/// while they wait, holding no thread, each until its own deadline.
 public final class ChattFeedCache: Sendable {
     /// Which feed: `/getmaps` rows (with geodata) or `/getchatts` rows (without).
     public enum Kind: Sendable, Hashable {
@@ -57,6 +59,9 @@ public final class ChattFeedCache: Sendable {
         /// Read the store for `rebuild`: only the rows after those of `stale` when given, else everything.
         case lead(FeedRebuild, stale: EncodedFeed?, sizeHint: Int)
     }
+
+    /// The answer to a reader whose deadline passed while it waited for another's read of the store.
+    static let outOfTime = RepositoryError.unavailable("feed read: no answer from the store in time")
 
     /// How many recent batches are remembered; the posts of one batch ask within moments of each other.
     static let recentBatchLimit = 16
@@ -162,13 +167,16 @@ public final class ChattFeedCache: Sendable {
         state.withLock { $0.hits += 1 }
     }
 
-    /// A feed at least as new as the store was when this call began, re-read if needed. Blocks.
-    public func feed(_ kind: Kind, from repository: any ChattRepository) throws(RepositoryError) -> EncodedFeed {
+    /// A feed at least as new as the store was when this call began, re-read if needed. Suspends while the store
+    /// is read, by this caller or by another one it waits for, and gives up at `deadline` (`.unavailable`).
+    public func feed(
+        _ kind: Kind, from repository: any ChattRepository, before deadline: DispatchTime
+    ) async throws(RepositoryError) -> EncodedFeed {
         let (arrival, trusted) = state.withLock { ($0.generation, $0.trusted) }
         var generation = arrival
         var version: ChattsVersion?
         if !trusted {
-            let seen = try repository.version()
+            let seen = try await repository.version(before: deadline)
             version = seen
             generation = state.withLock { state in
                 if state.lastSeenVersion != seen {
@@ -183,21 +191,26 @@ public final class ChattFeedCache: Sendable {
         while true {
             switch state.withLock({ $0.nextStep(kind, generation: generation, version: version) }) {
             case .serve(let feed): return feed
-            case .join(let rebuild): return try rebuild.wait().get()
-            case .awaitOlder(let rebuild): _ = rebuild.wait()
+            case .join(let rebuild): return try await rebuild.outcome(before: deadline).get()
+            case .awaitOlder(let rebuild):
+                // Whatever the older read gave, the next step decides again; past the deadline there is none.
+                _ = await rebuild.outcome(before: deadline)
+                guard DispatchTime.now() < deadline else { throw Self.outOfTime }
             case .lead(let rebuild, let stale, let sizeHint):
-                return try lead(rebuild, kind, repository, stale: stale, sizeHint: sizeHint)
+                return try await lead(rebuild, kind, repository, stale: stale, sizeHint: sizeHint, before: deadline)
             }
         }
     }
 
     /// Reads the store for `rebuild`, stores and publishes the result.
     private func lead(
-        _ rebuild: FeedRebuild, _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int
-    ) throws(RepositoryError) -> EncodedFeed {
+        _ rebuild: FeedRebuild, _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int,
+        before deadline: DispatchTime
+    ) async throws(RepositoryError) -> EncodedFeed {
         let result: Result<EncodedFeed, RepositoryError>
         do {
-            result = .success(try read(kind, repository, stale: stale, sizeHint: sizeHint, generation: rebuild.generation))
+            result = .success(try await read(
+                kind, repository, stale: stale, sizeHint: sizeHint, generation: rebuild.generation, before: deadline))
         } catch {
             result = .failure(error)
         }
@@ -214,11 +227,12 @@ public final class ChattFeedCache: Sendable {
 
     /// Catches `stale` up with the rows after its settled ones when it can, else reads everything.
     private func read(
-        _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int, generation: UInt64
-    ) throws(RepositoryError) -> EncodedFeed {
+        _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int, generation: UInt64,
+        before deadline: DispatchTime
+    ) async throws(RepositoryError) -> EncodedFeed {
         var sizeHint = sizeHint
         if let stale {
-            let delta = try repository.chatts(after: stale.tip.boundary)
+            let delta = try await repository.chatts(after: stale.tip.boundary, before: deadline)
             if let caughtUp = stale.caughtUp(with: delta, generation: generation) { return caughtUp }
             // Not the whole store (a removal, or a row placed among the settled ones): read it all.
             sizeHint = stale.tip.length
@@ -228,7 +242,7 @@ public final class ChattFeedCache: Sendable {
         }
         // Some slack over the last size, so that growth rarely copies the body being built.
         var builder = FeedLineageBuilder(kind: kind, keepsTail: true, capacity: sizeHint + sizeHint / 16)
-        let version = try repository.readChatts { builder.append($0) }
+        let version = try await repository.readChatts(before: deadline) { builder.append($0) }
         return EncodedFeed(builder, version: version, generation: generation)
     }
 }

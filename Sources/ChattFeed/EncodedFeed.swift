@@ -68,7 +68,16 @@ public final class EncodedFeed: Sendable {
 
     /// The body as JSON, with its tag and headers, made (copied from the lineage) by the first caller.
     public var identity: FeedRepresentation {
-        identityForm.get { FeedRepresentation(body: lineage.body(of: tip), contentHash: contentHash, coding: nil) }
+        identityForm.get(makeIdentity)
+    }
+
+    /// `identity`, suspending instead of blocking while another caller makes it.
+    public func identityMade() async -> FeedRepresentation {
+        await identityForm.get(makeIdentity)
+    }
+
+    private func makeIdentity() -> FeedRepresentation {
+        FeedRepresentation(body: lineage.body(of: tip), contentHash: contentHash, coding: nil)
     }
 
     /// The body if some caller has made it; never waits.
@@ -85,13 +94,21 @@ public final class EncodedFeed: Sendable {
     /// one of the same lineage when the gzip stream has gone past this one. Should zlib fail, gzip clients get the
     /// identity body: always acceptable.
     public func gzipped() -> FeedRepresentation {
-        gzipForm.get {
-            let identity = self.identity
-            guard let (bytes, hash) = lineage.gzip(of: tip, identity: identity.body, contentHash: contentHash) else {
-                return identity
-            }
-            return FeedRepresentation(body: bytes, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
+        gzipForm.get { makeGzip(from: identity) }
+    }
+
+    /// `gzipped()`, suspending instead of blocking while another caller makes it (or the identity body).
+    public func gzipped() async -> FeedRepresentation {
+        if let ready = gzipForm.ifReady() { return ready }
+        let identity = await identityMade()
+        return await gzipForm.get { makeGzip(from: identity) }
+    }
+
+    private func makeGzip(from identity: FeedRepresentation) -> FeedRepresentation {
+        guard let (bytes, hash) = lineage.gzip(of: tip, identity: identity.body, contentHash: contentHash) else {
+            return identity
         }
+        return FeedRepresentation(body: bytes, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
     }
 
     /// The id → row index.

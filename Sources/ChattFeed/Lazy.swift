@@ -1,16 +1,14 @@
-import ChattModel
 import Dispatch
-import JSON
 import Locking
 
 /// A value made at most once, on first demand, then shared. Callers that may wait get it (the first one
-/// makes it while the others wait for that one: a single flight); callers that must not wait, such as an
-/// I/O queue, only see it once it exists.
+/// makes it while the others wait for that one: a single flight), blocking or suspending as they are; callers
+/// that must not wait, such as an I/O queue, only see it once it exists.
 final class Lazy<Value: Sendable>: Sendable {
     fileprivate enum Phase: Sendable {
         case empty
-        /// Being made; the group is left once the value is ready.
-        case making(DispatchGroup)
+        /// Being made; each waiter is told the value once it is ready.
+        case making([@Sendable (Value) -> Void])
         case ready(Value)
     }
 
@@ -34,36 +32,56 @@ final class Lazy<Value: Sendable>: Sendable {
         }
     }
 
-    /// The value, made now by `make` unless made before or being made by another caller (then waits for it).
+    /// The value, made now by `make` unless made before or being made by another caller (then blocks until
+    /// that one has made it).
     func get(_ make: () -> Value) -> Value {
-        while true {
-            switch phase.withLock({ $0.claim() }) {
-            case .ready(let value):
-                return value
-            case .making(let maker):
-                maker.wait()
-            case .empty:
-                // claim() left `.making` in place for this caller: make the value with no lock held.
-                let value = make()
-                let maker = phase.withLock { phase -> DispatchGroup? in
-                    defer { phase = .ready(value) }
-                    guard case .making(let group) = phase else { return nil }
-                    return group
-                }
-                maker?.leave()
-                return value
+        let made = Locked<Value?>(nil)
+        let told = DispatchSemaphore(value: 0)
+        if let value = value(madeBy: make, orWait: { value in
+            made.withLock { $0 = value }
+            told.signal()
+        }) {
+            return value
+        }
+        told.wait()
+        // Invariant: the semaphore is signalled only after the value is stored.
+        return made.withLock { $0! }
+    }
+
+    /// The value, as `get` gives it, suspending instead of blocking while another caller makes it.
+    func get(_ make: () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            if let value = value(madeBy: make, orWait: { continuation.resume(returning: $0) }) {
+                continuation.resume(returning: value)
             }
         }
     }
-}
 
-extension Lazy.Phase {
-    /// The phase as it was; when it was `.empty`, it is now `.making`, claimed by the caller.
-    fileprivate mutating func claim() -> Self {
-        guard case .empty = self else { return self }
-        let maker = DispatchGroup()
-        maker.enter()
-        self = .making(maker)
-        return .empty
+    /// The value when it is ready or this caller makes it; nil when another caller is making it, and then
+    /// `wait` is told the value once that caller has made it.
+    private func value(madeBy make: () -> Value, orWait wait: @escaping @Sendable (Value) -> Void) -> Value? {
+        let ready = phase.withLock { phase -> (value: Value?, claimed: Bool) in
+            switch phase {
+            case .ready(let value):
+                return (value, false)
+            case .making(let waiters):
+                phase = .making(waiters + [wait])
+                return (nil, false)
+            case .empty:
+                phase = .making([])
+                return (nil, true)
+            }
+        }
+        if let value = ready.value { return value }
+        guard ready.claimed else { return nil }
+        // Made with no lock held; then every waiter is told.
+        let value = make()
+        let waiters = phase.withLock { phase -> [@Sendable (Value) -> Void] in
+            defer { phase = .ready(value) }
+            guard case .making(let waiters) = phase else { return [] }
+            return waiters
+        }
+        for waiter in waiters { waiter(value) }
+        return value
     }
 }

@@ -1,26 +1,39 @@
+import Dispatch
 import JSON
 
-/// Where chatts are kept. Calls block the calling thread (but for the `add` with a completion); the server runs
-/// them off its I/O queues.
+/// Where chatts are kept. Posts are stored through `add(_:completion:)`, which never blocks; reads suspend the
+/// caller (the server's path: no thread waits on the store) and give up at a deadline; the blocking forms are for
+/// tools and tests.
 public protocol ChattRepository: Sendable {
-    /// Stores `chatt`; returns only after it is committed, with every chatt committed together with it.
+    /// Stores `chatt`; returns only after it is committed, with every chatt committed together with it. Blocks.
     @discardableResult func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch
     /// Stores `chatt` as `add(_:)` does without blocking the caller: `completion` runs once the outcome is known,
     /// on a thread of the repository's choosing (the caller's, when it knows at once).
     func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void)
-    /// Every chatt, oldest first in posting order, with the version of the store they were read at.
+    /// Every chatt, oldest first in posting order, with the version of the store they were read at. Blocks.
     func snapshot() throws(RepositoryError) -> ChattSnapshot
     /// Calls `row` with every chatt, oldest first in posting order, as they are read (nothing is kept for the
-    /// caller), and returns the version of the store they make up.
+    /// caller), and returns the version of the store they make up. Blocks.
     func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion
+    /// `readChatts(_:)` without blocking: `.unavailable` once `deadline` has passed.
+    func readChatts(
+        before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
+    ) async throws(RepositoryError) -> ChattsVersion
     /// The chatts after `position` in feed order (every chatt for nil), and the version of the store, both
     /// read at one moment: whoever holds the chatts up to `position` can tell from the count whether the two
-    /// together are the whole store.
+    /// together are the whole store. Blocks.
     func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta
-    /// The store's current version: a cheap query that tells whether a cached snapshot is still current.
+    /// `chatts(after:)` without blocking: `.unavailable` once `deadline` has passed.
+    func chatts(after position: FeedPosition?, before deadline: DispatchTime) async throws(RepositoryError)
+        -> ChattDelta
+    /// The store's current version: a cheap query that tells whether a cached snapshot is still current. Blocks.
     func version() throws(RepositoryError) -> ChattsVersion
-    /// Succeeds when the store answers.
+    /// `version()` without blocking: `.unavailable` once `deadline` has passed.
+    func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion
+    /// Succeeds when the store answers. Blocks.
     func ping() throws(RepositoryError)
+    /// `ping()` without blocking: `.unavailable` once `deadline` has passed.
+    func ping(before deadline: DispatchTime) async throws(RepositoryError)
 }
 
 /// Identifies the set of stored chatts. Chatts are only ever added, so the count alone changes with every

@@ -1,4 +1,5 @@
 import ChattModel
+import Locking
 
 /// Writes a batch of chatts on one connection: a single INSERT of every row, so one round trip and one commit.
 ///
@@ -21,7 +22,7 @@ enum ChattBatchInsert {
             ORDER BY position
             RETURNING \(ChattColumns.list)
             """)
-    /// One row, for retrying a refused batch row by row.
+    /// One row, for retrying a refused batch row by row (sent unnamed: it is rare).
     static let rowStatement = PreparedStatement(
         name: "chatts_insert_row",
         sql: """
@@ -31,45 +32,65 @@ enum ChattBatchInsert {
             """)
 
     /// Stores `chatts` in order and returns each one's outcome, the stored row on success, in the same order.
+    /// `inserted` is told once, when every row that will be stored has its sequence number: as soon as the batch's
+    /// rows are back, while its commit still waits for the disk (`CommittingQuery`), or when the batch has failed.
     ///
     /// When the server refuses the batch because of a value (too long, bad encoding, NUL), nothing of it was
     /// stored, so the rows are retried one by one and only the bad ones fail. Any other failure is every row's:
-    /// after a lost connection the outcome is unknown, and retrying could store a chatt twice.
-    static func write(_ chatts: [NewChatt], on connection: PGConnection) -> [Result<SequencedChatt, StoreError>] {
+    /// after a lost connection (or the session's deadline) the outcome is unknown, and retrying could store a
+    /// chatt twice.
+    static func write(
+        _ chatts: [NewChatt], in session: PGSession, inserted: @escaping @Sendable () -> Void
+    ) async -> [Result<SequencedChatt, StoreError>] {
+        let told = Locked(false)
+        let tell: @Sendable () -> Void = {
+            if told.withLock({ told in defer { told = true }; return !told }) { inserted() }
+        }
+        defer { tell() }
         let columns = [
             TextArrayLiteral.encode(chatts.map(\.name)),
             TextArrayLiteral.encode(chatts.map(\.message)),
             TextArrayLiteral.encode(chatts.map(\.geodata)),
         ]
-        do throws(StoreError) {
-            let stored = try connection.query(batchStatement, columns).sequencedChatts()
-            // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
-            guard stored.count == chatts.count else { throw StoreError(.decodingFailed(column: "seq")) }
-            return stored.sorted { $0.sequence < $1.sequence }.map { .success($0) }
-        } catch {
-            guard chatts.count > 1, case .rejected = error.repositoryError else {
+        do throws(PipelineFailure) {
+            let result = try await session.queryCommitting(batchStatement, columns, executed: tell)
+            do throws(StoreError) {
+                let stored = try result.sequencedChatts()
+                // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
+                guard stored.count == chatts.count else { throw StoreError(.decodingFailed(column: "seq")) }
+                return stored.sorted { $0.sequence < $1.sequence }.map { .success($0) }
+            } catch {
                 return Array(repeating: .failure(error), count: chatts.count)
             }
-            return writeOneByOne(chatts, on: connection)
+        } catch {
+            guard chatts.count > 1, !error.committing, case .rejected = error.error.repositoryError else {
+                return Array(repeating: .failure(error.error), count: chatts.count)
+            }
+            return await writeOneByOne(chatts, in: session)
         }
     }
 
     private static func writeOneByOne(
-        _ chatts: [NewChatt], on connection: PGConnection
-    ) -> [Result<SequencedChatt, StoreError>] {
+        _ chatts: [NewChatt], in session: PGSession
+    ) async -> [Result<SequencedChatt, StoreError>] {
+        var outcomes: [Result<SequencedChatt, StoreError>] = []
         var lost: StoreError?
-        return chatts.map { chatt in
+        for chatt in chatts {
             // Rows after a lost connection were never sent; they fail like the batch would have.
-            if let lost { return .failure(lost) }
+            if let lost {
+                outcomes.append(.failure(lost))
+                continue
+            }
             do throws(StoreError) {
-                let stored = try connection.query(rowStatement, [chatt.name, chatt.message, chatt.geodata])
+                let stored = try await session.query(rowStatement.sql, [chatt.name, chatt.message, chatt.geodata])
                     .sequencedChatts()
                 guard let row = stored.first else { throw StoreError(.decodingFailed(column: "seq")) }
-                return .success(row)
+                outcomes.append(.success(row))
             } catch {
-                if error.code == .connectionLost { lost = error }
-                return .failure(error)
+                if error.code == .connectionLost || error.code == .timedOut { lost = error }
+                outcomes.append(.failure(error))
             }
         }
+        return outcomes
     }
 }

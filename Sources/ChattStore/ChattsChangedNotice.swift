@@ -40,7 +40,7 @@ enum ChattsChangedNotice {
     }
 
     /// Announces rows added by `origin`; best effort, since the rows are stored whether or not it works.
-    static func announce(origin: String, on connection: PGConnection) {
-        _ = try? connection.query(announceSQL, [payload(origin: origin)])
+    static func announce(origin: String, in session: PGSession) async {
+        _ = try? await session.query(announceSQL, [payload(origin: origin)])
     }
 }

@@ -21,6 +21,9 @@ public final class PGConnection: @unchecked Sendable {
     /// Set when the server refused a write because the session is read-only (a standby, or a primary an operator
     /// made read-only): a new connection may reach a writable server where this one never will.
     private var sessionIsReadOnly = false
+    /// Set when a caller gave up waiting for the server (`PGRoundTrip`): whatever the connection still brings
+    /// belongs to a statement nobody waits for, so it is never lent again.
+    var isAbandoned = false
     /// Enough reads of an idle socket to reach end-of-file after a few queued server messages.
     private static let maximumIdleReads = 4
 
@@ -77,8 +80,8 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Whether the connection may go back to the pool: open, and not left inside a transaction.
     var isReusable: Bool {
-        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && !serverIsClosing
-            && !sessionIsReadOnly
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+            && PQpipelineStatus(handle) == PQ_PIPELINE_OFF && !serverIsClosing && !sessionIsReadOnly && !isAbandoned
     }
 
     /// Whether an idle connection is still usable, noticing a server that closed it in the meantime.
@@ -130,6 +133,16 @@ public final class PGConnection: @unchecked Sendable {
             return owned
         default:
             throw failure(sqlState: owned.sqlState, message: owned.primaryMessage ?? errorMessage)
+        }
+    }
+
+    /// The failure of a libpq call that gave no result: libpq's message, as a lost connection if it is one.
+    func failureWithoutResult() -> StoreError {
+        do throws(StoreError) {
+            _ = try checked(nil)
+            return StoreError(.queryFailed)
+        } catch {
+            return error
         }
     }
 

@@ -3,8 +3,10 @@ import Locking
 
 /// A fixed number of lazily opened PostgreSQL connections, each lent to one caller at a time.
 ///
-/// Waiting for a free connection is bounded by the acquire timeout. A connection found broken is dropped and
-/// replaced on a later call; failed connects back off (see `ConnectBackoff`) so a dead database is not hammered.
+/// A caller either blocks its thread (`withConnection`, `checkOut`) or suspends (`withSession`, which runs its
+/// statements on the pool's `PGEventLoop`); both wait in one first-come queue, bounded by the acquire timeout.
+/// A connection found broken is dropped and replaced on a later call; failed connects back off (see
+/// `ConnectBackoff`) so a dead database is not hammered.
 public final class PGConnectionPool: Sendable {
     /// How many connections are lent out and idle, and how many callers wait for one, for /metrics.
     public struct Stats: Sendable, Equatable {
@@ -18,23 +20,44 @@ public final class PGConnectionPool: Sendable {
         public var waiting = 0
     }
 
-    private struct State {
+    /// A caller waiting for a connection; told once, with the slot of a connection that came back (and the
+    /// connection, or nil when it was dropped and the caller opens another), or why it waits no more.
+    fileprivate struct Waiter {
+        let id: Int
+        let grant: @Sendable (Result<PGConnection?, StoreError>) -> Void
+    }
+
+    fileprivate struct State {
         var idle: [PGConnection] = []
+        /// Slots taken: connections lent out or being opened. Never more than `size`.
         var inUse = 0
-        var waiting = 0
+        /// First come, first served.
+        var waiters: [Waiter] = []
+        var lastWaiterID = 0
         var isClosed = false
         var backoff = ConnectBackoff()
+    }
+
+    /// What a caller gets at once: a slot, a place in the queue, or a refusal.
+    enum Claim {
+        case slot
+        case waiting(Int)
+        case refused(StoreError)
     }
 
     /// The most connections the pool will open.
     public let size: Int
     /// The longest a caller waits for a free connection.
     let acquireTimeout: DispatchTimeInterval
+    /// The longest the server lets a statement run (sent with every connection).
+    let statementTimeout: DispatchTimeInterval
     /// Whether its connections keep named prepared statements (see `PGConnection+Prepared`).
     let preparesStatements: Bool
+    /// Where the statements of suspended callers are sent and read.
+    let loop = PGEventLoop()
+    /// Opens connections for suspended callers, one at a time, so that none of their threads blocks on a connect.
+    let connector = DispatchQueue(label: "chatterd.db-connect")
     private let parameters: Result<ConnectionParameters, StoreError>
-    // One permit per connection: a caller holding a permit owns exactly one lent connection.
-    private let permits: DispatchSemaphore
     private let state = Locked(State())
 
     /// Creates a pool; no connection is opened until first use.
@@ -52,16 +75,20 @@ public final class PGConnectionPool: Sendable {
         precondition(size > 0, "a connection pool needs at least one connection")
         self.size = size
         self.preparesStatements = preparesStatements
-        let (seconds, attoseconds) = acquireTimeout.components
-        self.acquireTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        self.acquireTimeout = Self.interval(acquireTimeout)
+        self.statementTimeout = Self.interval(statementTimeout)
         // An unparsable conninfo surfaces as `.invalidConninfo` on first use (and so at migration, at start-up).
         parameters = Result { () throws(StoreError) in
             try ConnectionParameters(conninfo: conninfo, statementTimeout: statementTimeout)
         }
-        permits = DispatchSemaphore(value: size)
     }
 
-    /// Lends a connection to `body` and takes it back afterwards, even if `body` throws.
+    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
+
+    /// Lends a connection to `body` and takes it back afterwards, even if `body` throws. Blocks the thread.
     /// - Throws: `.poolTimeout` when none is free within the acquire timeout, `.poolClosed`, `.backingOff`,
     ///   `.connectFailed`, or whatever `body` throws.
     public func withConnection<T>(_ body: (PGConnection) throws(StoreError) -> T) throws(StoreError) -> T {
@@ -70,63 +97,109 @@ public final class PGConnectionPool: Sendable {
         return try body(connection)
     }
 
-    /// Closes idle connections now and lent ones when they come back; later calls fail with `.poolClosed`.
+    /// Closes idle connections now and lent ones when they come back; waiting and later calls fail with
+    /// `.poolClosed`.
     public func close() {
         // The connections are released after withLock returns, so PQfinish's socket write is not under the lock.
-        _ = state.withLock { state in
+        let (_, waiters) = state.withLock { state in
             state.isClosed = true
-            defer { state.idle = [] }
-            return state.idle
+            defer { (state.idle, state.waiters) = ([], []) }
+            return (state.idle, state.waiters)
         }
+        for waiter in waiters { waiter.grant(.failure(StoreError(.poolClosed))) }
     }
 
     /// Current usage.
     public var stats: Stats {
-        state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiting) }
+        state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
     }
 
-    /// Lends a connection until `checkIn`, for a caller that hands it on to another thread (`InsertBatcher`).
+    /// Lends a connection until `checkIn`, blocking the thread.
     /// - Throws: as `withConnection`, before calling its body.
     func checkOut() throws(StoreError) -> PGConnection {
-        guard !state.withLock({ $0.isClosed }) else { throw StoreError(.poolClosed) }
-        guard permits.wait(timeout: .now()) == .success || waitForPermit() else {
-            throw StoreError(.poolTimeout)
+        let granted = Locked<Result<PGConnection?, StoreError>?>(nil)
+        let told = DispatchSemaphore(value: 0)
+        switch claim(orWait: { outcome in
+            granted.withLock { $0 = outcome }
+            told.signal()
+        }) {
+        case .refused(let error):
+            throw error
+        case .slot:
+            return try idleOrNewConnection()
+        case .waiting(let id):
+            if told.wait(timeout: .now() + acquireTimeout) == .timedOut {
+                if stopWaiting(id) { throw StoreError(.poolTimeout) }
+                // Granted just as the wait ran out: the grant is on its way.
+                told.wait()
+            }
+            guard let connection = try granted.withLock({ $0! }).get() else { return try idleOrNewConnection() }
+            return connection
         }
-        // From here the caller holds a permit, which every failure must give back.
-        let reserved = state.withLock { state in
-            guard !state.isClosed else { return false }
-            state.inUse += 1
+    }
+
+    /// Takes back a connection from `checkOut` or `checkOut(before:)`.
+    func checkIn(_ connection: PGConnection) {
+        // A broken connection, or one left inside a transaction, is dropped rather than lent again.
+        releaseSlot(keeping: connection.isReusable ? connection : nil)
+    }
+
+    /// Takes a slot when one is free; else queues `wait`, which is told once a slot comes back.
+    func claim(orWait wait: @escaping @Sendable (Result<PGConnection?, StoreError>) -> Void) -> Claim {
+        state.withLock { state in
+            guard !state.isClosed else { return .refused(StoreError(.poolClosed)) }
+            guard state.inUse == size else {
+                state.inUse += 1
+                return .slot
+            }
+            state.lastWaiterID += 1
+            state.waiters.append(Waiter(id: state.lastWaiterID, grant: wait))
+            return .waiting(state.lastWaiterID)
+        }
+    }
+
+    /// Takes waiter `id` out of the queue; false when it was granted a slot already.
+    func stopWaiting(_ id: Int) -> Bool {
+        state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
+            state.waiters.remove(at: index)
             return true
         }
-        guard reserved else {
-            permits.signal()
-            throw StoreError(.poolClosed)
-        }
-        do {
-            return try idleOrNewConnection()
-        } catch {
-            state.withLock { $0.inUse -= 1 }
-            permits.signal()
-            throw error
-        }
     }
 
-    /// Waits up to the acquire timeout for a permit, counted in `stats.waiting` meanwhile.
-    private func waitForPermit() -> Bool {
-        state.withLock { $0.waiting += 1 }
-        defer { state.withLock { $0.waiting -= 1 } }
-        return permits.wait(timeout: .now() + acquireTimeout) == .success
+    /// Gives up a slot, with its connection when it may be lent again: to the first waiter, else back to the pool.
+    func releaseSlot(keeping connection: PGConnection?) {
+        let next = state.withLock { state -> Waiter? in
+            guard state.waiters.isEmpty else { return state.waiters.removeFirst() }
+            state.inUse -= 1
+            if let connection, !state.isClosed { state.idle.append(connection) }
+            return nil
+        }
+        next?.grant(.success(connection))
     }
 
-    private func idleOrNewConnection() throws(StoreError) -> PGConnection {
+    /// An idle connection that is still alive, if there is one; dead ones are dropped on the way.
+    func aliveIdleConnection() -> PGConnection? {
         while let candidate = state.withLock({ $0.idle.popLast() }) {
             // A dead one is simply dropped here; its replacement needs no back-off, the server may be fine.
             if candidate.isAlive() { return candidate }
         }
-        return try connect()
+        return nil
     }
 
-    private func connect() throws(StoreError) -> PGConnection {
+    /// For a caller holding a slot: an idle connection, else a new one; the slot is given up if none comes.
+    private func idleOrNewConnection() throws(StoreError) -> PGConnection {
+        if let connection = aliveIdleConnection() { return connection }
+        do {
+            return try connect()
+        } catch {
+            releaseSlot(keeping: nil)
+            throw error
+        }
+    }
+
+    /// Opens a connection, blocking for at most its connect timeout; refused while backing off.
+    func connect() throws(StoreError) -> PGConnection {
         let parameters = try parameters.get()
         guard state.withLock({ $0.backoff.startAttempt(at: .now) }) else {
             throw StoreError(.backingOff)
@@ -139,16 +212,5 @@ public final class PGConnectionPool: Sendable {
             state.withLock { $0.backoff.recordFailure(at: .now) }
             throw error
         }
-    }
-
-    /// Takes back a connection from `checkOut`.
-    func checkIn(_ connection: PGConnection) {
-        // A broken connection, or one left inside a transaction, is dropped rather than lent again.
-        let reusable = connection.isReusable
-        state.withLock { state in
-            state.inUse -= 1
-            if reusable && !state.isClosed { state.idle.append(connection) }
-        }
-        permits.signal()
     }
 }

@@ -1,7 +1,8 @@
 import CLibPQ
 
 /// A query result in text format; owns its `PGresult` and clears it on deinit.
-public final class PGResult {
+// @unchecked Sendable: a PGresult is read-only once made, and libpq lets it be read from any thread.
+public final class PGResult: @unchecked Sendable {
     private let handle: OpaquePointer
 
     /// Takes ownership of `handle`.

@@ -2,7 +2,7 @@ import ChattModel
 
 /// Stores chatts in PostgreSQL's `chatts` table through a connection pool.
 public final class PostgresChattRepository: ChattRepository {
-    private let pool: PGConnectionPool
+    let pool: PGConnectionPool
     private let batcher: InsertBatcher
 
     /// Names this repository's process in its announcements of new chatts (`ChattsChangedNotice`); give it to the
@@ -72,8 +72,7 @@ public final class PostgresChattRepository: ChattRepository {
                         let rows = try connection.query(Self.fetchFeedSQL).sequencedChatts()
                         for chatt in rows {
                             row(chatt)
-                            version = ChattsVersion(
-                                count: version.count + 1, lastSequence: max(version.lastSequence, chatt.sequence))
+                            version.countIn(chatt)
                         }
                         fetched = rows.count
                     }
@@ -148,5 +147,12 @@ public final class PostgresChattRepository: ChattRepository {
         } catch {
             throw error.repositoryError(during: "ping")
         }
+    }
+}
+
+extension ChattsVersion {
+    /// Counts in `chatt`, one more row of a full read.
+    mutating func countIn(_ chatt: SequencedChatt) {
+        self = ChattsVersion(count: count + 1, lastSequence: max(lastSequence, chatt.sequence))
     }
 }

@@ -30,7 +30,7 @@ extension StoreError {
     public var repositoryError: RepositoryError {
         let text = debugDescription
         switch code {
-        case .connectFailed, .connectionLost, .backingOff, .poolTimeout, .poolClosed, .queueFull:
+        case .connectFailed, .connectionLost, .timedOut, .backingOff, .poolTimeout, .poolClosed, .queueFull:
             return .unavailable(text)
         case .invalidParameter:
             return .rejected(text)

@@ -12,6 +12,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible, C
         case connectFailed
         /// The connection broke during a call; the outcome of that call is unknown.
         case connectionLost
+        /// The server did not answer a statement by the caller's deadline; its outcome is unknown.
+        case timedOut
         /// A recent connect failed and the pool is waiting before trying again.
         case backingOff
         /// No pooled connection became free within the acquire timeout.
@@ -58,6 +60,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible, C
         case .invalidConninfo: "invalid database connection string"
         case .connectFailed: "database connection failed"
         case .connectionLost: "database connection lost"
+        case .timedOut: "database did not answer in time"
         case .backingOff: "database unavailable (waiting before reconnecting)"
         case .poolTimeout: "no database connection free"
         case .poolClosed: "database pool closed"

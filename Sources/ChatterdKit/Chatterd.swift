@@ -48,9 +48,9 @@ public enum Chatterd {
     }
 
     static func serve(_ options: ServeOptions) {
-        // glibc gives each of the 64 or more handler threads a malloc arena of its own, and freed feed buffers
-        // linger in them. Two arenas (one per core) nearly halve peak memory under load, for the cost of some lock
-        // contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
+        // glibc gives threads malloc arenas of their own (up to 8 per core), and freed feed buffers linger in them.
+        // Two arenas (one per core) nearly halved peak memory under load when 64 handler threads read feeds, for
+        // the cost of some lock contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         // A feed's body and gzip form are made anew for each version read. Left to itself glibc raises its mmap
         // threshold past their size after the first is freed, and then serves them from an arena that keeps the

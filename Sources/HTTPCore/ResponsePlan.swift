@@ -2,9 +2,8 @@
 public enum ResponsePlan: Sendable {
     /// The response, made without blocking: the server sends it from the connection's I/O queue.
     case ready(HTTPResponse)
-    /// Work that may block (on the database): the server runs it on a handler thread, never on an I/O queue.
-    case blocking(@Sendable () -> HTTPResponse)
-    /// Work started from the I/O queue that blocks nobody (a post the store writes on its own thread): it is
-    /// given a function to call, once and from any thread, with the response.
+    /// Work started from the I/O queue that blocks nobody (a post the store writes on its own thread, a read that
+    /// suspends while it waits for the database): it is given a function to call, once and from any thread, with
+    /// the response.
     case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
 }

@@ -4,8 +4,6 @@ import HTTPCore
 struct ConnectionEnvironment: Sendable {
     let configuration: ServerConfiguration
     let handler: HTTPHandler
-    /// Where blocking plans run, so a blocking handler never stalls an I/O queue.
-    let handlers: HandlerPool
     let statistics: ServerStatistics
     /// Connections open per client address, for the per-client limit.
     let clients: ClientConnections

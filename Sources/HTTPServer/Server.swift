@@ -15,7 +15,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private let logger: Logger
     private let statistics: ServerStatistics
     private let handler: HTTPHandler
-    private let handlers: HandlerPool
     private let clients: ClientConnections
     private let requestIDPrefix = RequestID.randomPrefix()
     /// One per core: each serves its connections' sockets from one epoll set (see `ReadinessLoop`).
@@ -57,9 +56,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             try ReadinessLoop(queue: DispatchQueue(label: "chatterd.io.\(index)"))
         }
         locals = loops.map { _ in QueueLocals() }
-        self.handlers = HandlerPool(
-            threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
-            maxWaitSeconds: configuration.maxQueueWaitSeconds)
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -126,7 +122,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             transport = PlainTransport(fd: fd)
         }
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler, handlers: handlers, statistics: statistics,
+            configuration: configuration, handler: handler, statistics: statistics,
             clients: clients, requestIDPrefix: requestIDPrefix,
             onClose: { [weak self] connection in self?.closed(connection) })
         let id = connections.withLock { state in
@@ -216,7 +212,6 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             case .finish:
                 shutdownTimer?.cancel()
                 shutdownTimer = nil
-                handlers.stop()
                 shutdownCompletion?()
                 shutdownCompletion = nil
             }

@@ -12,12 +12,6 @@ public struct ServerConfiguration: Sendable {
     public var maxRequestsPerConnection: Int = 1000
     /// Open connections; past this, new ones wait in the listen backlog.
     public var maxConnections: Int = 512
-    /// Threads that run handler work which may block (database calls); size it like the database pool.
-    public var handlerThreadCount: Int = 8
-    /// Requests waiting for a handler thread; past this, 503 at once.
-    public var maxQueuedRequests: Int = 1024
-    /// Longest a request waits for a handler thread before it is answered 503 instead of run.
-    public var maxQueueWaitSeconds: Double = 2
     /// Serial I/O queues; connections are spread across them round-robin.
     public var ioQueueCount: Int = 2
     public var listenBacklog: Int32 = 1024

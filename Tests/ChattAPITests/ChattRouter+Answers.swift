@@ -4,12 +4,10 @@ import HTTPCore
 import Locking
 
 extension ChattRouter {
-    /// The response to `request`, with any blocking work run on the calling thread, as a handler thread runs it,
-    /// and deferred work waited for.
+    /// The response to `request`, with deferred work waited for.
     func respond(to request: HTTPRequest) -> HTTPResponse {
         switch plan(for: request) {
         case .ready(let response): return response
-        case .blocking(let work): return work()
         case .deferred(let start):
             let response = Locked<HTTPResponse?>(nil)
             let responded = DispatchSemaphore(value: 0)

@@ -165,10 +165,10 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test func readinessAndUncachedFeedsWaitForAHandlerThread() {
+    @Test func readinessAndUncachedFeedsAreDeferredToATask() {
         for (method, path) in [(HTTPMethod.GET, "/getmaps/"), (.HEAD, "/getchatts"), (.GET, "/readyz")] {
-            guard case .blocking = router.plan(for: request(method, path)) else {
-                Issue.record("\(method) \(path) is not blocking work")
+            guard case .deferred = router.plan(for: request(method, path)) else {
+                Issue.record("\(method) \(path) is not deferred")
                 continue
             }
         }

@@ -20,14 +20,30 @@ struct TestDatabase {
 
     /// Creates a fresh database (migrated unless told otherwise), runs `body`, then drops it.
     static func with<T>(migrated: Bool = true, _ body: (TestDatabase) throws -> T) throws -> T {
+        let database = try create(migrated: migrated)
+        defer { database.drop() }
+        return try body(database)
+    }
+
+    /// Creates a fresh database (migrated unless told otherwise); `drop()` removes it.
+    static func create(migrated: Bool = true) throws -> TestDatabase {
         let admin = try #require(adminConninfo, "CHATTERD_TEST_DATABASE_URL is not set")
         let database = TestDatabase(name: "chatterd_test_\(UInt64.random(in: 0...UInt64.max))", admin: admin)
         try database.adminStatement("SELECT format('CREATE DATABASE %I', $1::text)")
-        defer { try? database.adminStatement("SELECT format('DROP DATABASE %I WITH (FORCE)', $1::text)") }
         if migrated {
-            _ = try Migrator.migrate(conninfo: database.conninfo(), directory: migrationsDirectory)
+            do {
+                _ = try Migrator.migrate(conninfo: database.conninfo(), directory: migrationsDirectory)
+            } catch {
+                database.drop()
+                throw error
+            }
         }
-        return try body(database)
+        return database
+    }
+
+    /// Drops the database, whoever is still connected.
+    func drop() {
+        try? adminStatement("SELECT format('DROP DATABASE %I WITH (FORCE)', $1::text)")
     }
 
     /// A connection string for this database, with extra libpq keywords.

@@ -192,46 +192,6 @@ import Testing
         #expect(waiting.readResponse()?.status == 200, "then shed once idle")
     }
 
-    @Test func requestsThatWaitTooLongForAHandlerThreadGet503() throws {
-        let harness = try ServerHarness {
-            $0.handlerThreadCount = 1
-            $0.maxQueueWaitSeconds = 0.1
-        }
-        defer { harness.stop() }
-        let busy = try TestClient(port: harness.port)
-        busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)  // the only handler thread is now inside /slow for 300 ms
-        let waiting = try TestClient(port: harness.port)
-        waiting.send("GET /queued HTTP/1.1\r\nHost: x\r\n\r\n")
-        let refused = try #require(waiting.readResponse())
-        #expect(refused.status == 503)
-        #expect(refused.header("Retry-After") == "1")
-        #expect(String(decoding: refused.body, as: UTF8.self) == #"{"error":"server busy"}"#)
-        #expect(busy.readResponse()?.status == 200)
-        // Once the thread is free, the same connection is served normally.
-        waiting.send("GET /again HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(waiting.readResponse()?.status == 200)
-    }
-
-    @Test func requestsPastTheQueueCapGet503AtOnce() throws {
-        let harness = try ServerHarness {
-            $0.handlerThreadCount = 1
-            $0.maxQueuedRequests = 1
-        }
-        defer { harness.stop() }
-        let first = try TestClient(port: harness.port)
-        first.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)
-        let second = try TestClient(port: harness.port)
-        second.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")  // queued: the cap is now reached
-        usleep(50_000)
-        let third = try TestClient(port: harness.port)
-        third.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(third.readResponse()?.status == 503)
-        #expect(first.readResponse()?.status == 200)
-        #expect(second.readResponse()?.status == 200)
-    }
-
     @Test func shutdownLetsTheRequestInFlightFinish() throws {
         let harness = try ServerHarness()
         let client = try TestClient(port: harness.port)

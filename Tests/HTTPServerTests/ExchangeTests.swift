@@ -22,9 +22,9 @@ import Testing
             let (exchanges, ids) = (self.exchanges, self.idsSeenByHandler)
             let handler = HTTPHandler(
                 plan: { request in
-                    .blocking {
+                    .deferred { respond in
                         ids.withLock { $0.append(request.requestID ?? "none") }
-                        return .json(.ok, Array("\"\(request.path)\"".utf8))
+                        respond(.json(.ok, Array("\"\(request.path)\"".utf8)))
                     }
                 },
                 observe: { exchange in exchanges.withLock { $0.append(exchange) } })

@@ -96,8 +96,7 @@ final class FakePipeline: @unchecked Sendable {  // the connection and io are to
             },
             observe: { exchange in exchanges.withLock { $0.append(exchange) } })
         let environment = ConnectionEnvironment(
-            configuration: configuration, handler: handler,
-            handlers: HandlerPool(threadCount: 1, maxQueued: 1, maxWaitSeconds: 1), statistics: statistics,
+            configuration: configuration, handler: handler, statistics: statistics,
             clients: ClientConnections(limit: nil), requestIDPrefix: "test", onClose: { _ in })
         connection = Connection(
             id: 1, io: io, queue: queue,

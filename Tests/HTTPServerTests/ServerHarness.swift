@@ -4,7 +4,7 @@ import HTTPCore
 import Logging
 
 /// A server on an ephemeral loopback port with a test handler: `/slow` waits 300 ms, everything else
-/// answers 200 with the path as body;
+/// answers 200 with the path as body, from another thread (a deferred plan);
 /// `/inline` and `/not-modified` (a 304 whose body stands for the 200's) are answered on the I/O queue.
 final class ServerHarness {
     let server: Server
@@ -25,7 +25,7 @@ final class ServerHarness {
             switch request.path {
             case "/inline": .ready(respond(request))
             case "/not-modified": .ready(HTTPResponse(status: .notModified, body: Array("never sent".utf8)))
-            default: .blocking { respond(request) }
+            default: .deferred { answer in DispatchQueue.global().async { answer(respond(request)) } }
             }
         })
         server = try Server(configuration: configuration, handler: handler, logger: quietLogger, statistics: statistics)

@@ -1,5 +1,6 @@
 import ChattModel
 import Dispatch
+import Foundation
 import Locking
 
 /// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
@@ -84,17 +85,32 @@ public final class InMemoryChattRepository: ChattRepository {
         return version
     }
 
+    /// `readChatts(_:)`, suspending at a held read's gate instead of blocking.
+    public func readChatts(
+        before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
+    ) async throws(RepositoryError) -> ChattsVersion {
+        let (rows, version, gate) = try takeAll()
+        await gate?.holdSuspending()
+        rows.forEach(row)
+        return version
+    }
+
     /// Every row and the version, counted as a full read; a held read waits at its gate after reading.
     private func readAll() throws(RepositoryError) -> ([SequencedChatt], ChattsVersion) {
-        let (rows, version, gate) = try state.withLock { (state: inout State) throws(RepositoryError) in
+        let (rows, version, gate) = try takeAll()
+        gate?.hold()
+        return (rows, version)
+    }
+
+    /// Every row, the version and the gate the read must wait at (if held), counted as a full read.
+    private func takeAll() throws(RepositoryError) -> ([SequencedChatt], ChattsVersion, SnapshotGate?) {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.snapshotReads += 1
             let gate = state.heldSnapshot
             state.heldSnapshot = nil
             return (state.rows, state.version, gate)
         }
-        gate?.hold()
-        return (rows, version)
     }
 
     public func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta {
@@ -104,6 +120,12 @@ public final class InMemoryChattRepository: ChattRepository {
             let after = state.rows.filter { row in position.map { $0 < row.position } ?? true }
             return ChattDelta(chatts: after, version: state.version)
         }
+    }
+
+    public func chatts(after position: FeedPosition?, before deadline: DispatchTime) async throws(RepositoryError)
+        -> ChattDelta
+    {
+        try chatts(after: position)
     }
 
     /// Makes the next full read (snapshot() or readChatts) read the chatts, then wait until the gate is released before returning.
@@ -119,6 +141,10 @@ public final class InMemoryChattRepository: ChattRepository {
             state.versionReads += 1
             return state.version
         }
+    }
+
+    public func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion {
+        try version()
     }
 
     /// How many times version() was asked: a database round trip each in a real store.
@@ -141,6 +167,10 @@ public final class InMemoryChattRepository: ChattRepository {
             if let failure = state.failure { throw failure }
         }
     }
+
+    public func ping(before deadline: DispatchTime) async throws(RepositoryError) {
+        try ping()
+    }
 }
 
 /// Holds one snapshot() call between reading the chatts and returning them, so a test can act meanwhile.
@@ -152,6 +182,16 @@ public final class SnapshotGate: Sendable {
     fileprivate func hold() {
         entered.signal()
         released.wait()
+    }
+
+    /// `hold()` for a suspended read: the wait blocks a thread of its own, not the task's.
+    fileprivate func holdSuspending() async {
+        await withCheckedContinuation { continuation in
+            Thread {
+                self.hold()
+                continuation.resume()
+            }.start()
+        }
     }
 
     /// Blocks until the held snapshot() has read the chatts.

@@ -35,8 +35,10 @@ bench_report() {
     printf -- '- nginx: 1 worker (nginx-tiny-1w), %s workers (the other nginx rows)\n' "$BENCH_NGINX_WORKERS"
     printf -- '- /getmaps: %s rows, %s bytes; %s bytes with gzip -9 (nginx gzip_static); ' \
         "$BENCH_ROWS" "$body_bytes" "$gzip_bytes"
-    printf 'chatterd answers the iOS Accept-Encoding with %s\n\n' "${BENCH_CHATTERD_ENCODING:-unknown}"
+    printf 'chatterd answers the iOS Accept-Encoding with %s\n' "${BENCH_CHATTERD_ENCODING:-unknown}"
+    printf -- '- threads of the idle chatterd (TLS): %s before the load, %s five seconds after it\n\n' \
+        "${BENCH_IDLE_THREADS:--}" "${BENCH_IDLE_THREADS_AFTER:--}"
     awk -v baselines="$baselines" -v http11="$http11" -v connections="$BENCH_CONNECTIONS" \
         -v streams="$BENCH_H2_STREAMS" -v body_bytes="$body_bytes" -v gzip_bytes="${BENCH_CHATTERD_GZIP_BYTES:-0}" \
-        -v rows="$BENCH_ROWS" -f bench/lib/report.awk "$BENCH_RESULTS"
+        -v rows="$BENCH_ROWS" -v idle_threads="${BENCH_IDLE_THREADS:-}" -f bench/lib/report.awk "$BENCH_RESULTS"
 }

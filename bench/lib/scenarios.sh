@@ -4,11 +4,12 @@
 
 # Every scenario; bench_run_all fixes the order they run in. The h2-* ones are HTTP/2 over TLS with h2load,
 # against nginx's http2 (nginx-h2-*) and beside chatterd's HTTP/1.1 figures for the same request.
-# post-rejected is the same POST refused with 400 before any database work; getmaps-gzip-end reads the feed
+# post-rejected is the same POST refused with 400 before any database work; pgbench-c1 is pgbench with one
+# client, whose latency is one commit's WAL flush (what a post's latency is held to); getmaps-gzip-end reads the feed
 # as the mix left it (it grew by the mix's posts), so the mix can be held to the GET rate at both sizes.
 BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-h2-tiny-1w h2-tiny nginx-tiny nginx-getmaps getmaps nginx-h2-getmaps
     h2-getmaps nginx-getmaps-gzip getmaps-gzip nginx-h2-getmaps-gzip h2-getmaps-gzip getmaps-conns pgbench
-    post-rejected post mix getmaps-gzip-end)
+    pgbench-c1 post-rejected post mix getmaps-gzip-end)
 
 # The iOS app's Accept-Encoding.
 BENCH_IOS_ENCODING='Accept-Encoding: gzip, deflate, br'
@@ -35,7 +36,7 @@ bench_baseline_of() {
 bench_transports_of() {
     case $1 in
         h2-* | nginx-h2-*) echo h2 ;;
-        pgbench | getmaps-conns) echo tls ;;
+        pgbench | pgbench-c1 | getmaps-conns) echo tls ;;
         *) echo tls plain ;;
     esac
 }
@@ -53,9 +54,9 @@ bench_select() {
         BENCH_SELECTED[$name]=1
         # The ratios need these in the same run: a post against a refused one, a mix at its end size.
         case $name in
-            post) BENCH_SELECTED[post-rejected]=1 ;;
+            post) BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[pgbench-c1]=1 ;;
             mix) BENCH_SELECTED[getmaps-gzip-end]=1 BENCH_SELECTED[getmaps-gzip]=1 BENCH_SELECTED[post]=1
-                BENCH_SELECTED[post-rejected]=1 ;;
+                BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[pgbench-c1]=1 BENCH_SELECTED[pgbench]=1 ;;
         esac
         name=$(bench_baseline_of "$name")
         [[ -z $name ]] || BENCH_SELECTED[$name]=1
@@ -97,7 +98,11 @@ bench_run() {
         nginx-getmaps-gzip) _bench_run_nginx nginx "$transport" /getmaps -H "$BENCH_IOS_ENCODING" ;;
         pgbench) log "pgbench: -c$c -j$BENCH_THREADS -T$BENCH_DURATION, one INSERT per transaction"
             # shellcheck disable=SC2046 # the fields are numbers, split on purpose
-            bench_record pgbench socket $(bench_pgbench "$c" "$BENCH_THREADS" "$BENCH_DURATION" "$BENCH_OUT") - - -
+            bench_record pgbench socket $(bench_pgbench "$c" "$BENCH_THREADS" "$BENCH_DURATION" "$BENCH_OUT") - - - -
+            bench_db_reset ;;
+        pgbench-c1) log "pgbench: -c1 -j1 -T$BENCH_DURATION, one INSERT per transaction: one WAL flush each"
+            # shellcheck disable=SC2046 # the fields are numbers, split on purpose
+            bench_record pgbench-c1 socket $(bench_pgbench 1 1 "$BENCH_DURATION" "$BENCH_OUT") - - - -
             bench_db_reset ;;
     esac
 }
@@ -116,7 +121,7 @@ bench_run_all() {
     local group transport name
     for group in 'nginx-tiny-1w tiny' 'nginx-h2-tiny-1w h2-tiny' nginx-tiny 'nginx-getmaps getmaps' \
         'nginx-h2-getmaps h2-getmaps' 'nginx-getmaps-gzip getmaps-gzip' 'nginx-h2-getmaps-gzip h2-getmaps-gzip' \
-        getmaps-conns pgbench 'post-rejected post' 'mix getmaps-gzip-end'; do
+        getmaps-conns pgbench pgbench-c1 'post-rejected post' 'mix getmaps-gzip-end'; do
         for transport in tls plain h2; do
             for name in $group; do
                 if [[ " $(bench_transports_of "$name") " == *" $transport "* ]]; then

@@ -1,0 +1,142 @@
+import ChattModel
+@testable import ChattStore
+import Foundation
+import Locking
+import Testing
+
+extension DatabaseTests {
+    /// The insert batcher writes the next batch while the last one commits; these hold one batch's commit with a
+    /// lock from another session, so the next batch commits first, and check that the answers keep batch order.
+    @Suite struct OverlappingCommitTests {
+        /// The advisory lock a held commit waits for.
+        static let gateKey = 4242
+        /// A deferred constraint trigger runs at commit, after the batch's rows have come back: a row with the
+        /// message `held` makes its transaction's commit wait for the gate.
+        static let holdCommitSQL = [
+            """
+            CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_advisory_xact_lock_shared(\(gateKey)); RETURN NULL; END $$
+            """,
+            """
+            CREATE CONSTRAINT TRIGGER hold_commit AFTER INSERT ON chatts DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW WHEN (NEW.message = 'held') EXECUTE FUNCTION hold_commit()
+            """,
+        ]
+        static let terminateHeldCommitSQL = """
+            SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event = 'advisory'
+            """
+
+        @Test func aBatchThatCommitsFirstIsAnsweredAfterTheBatchAheadOfIt() throws {
+            try withHeldFirstBatch { run throws in
+                #expect(try run.database.column("SELECT message FROM chatts") == ["second"], "committed, unanswered")
+                run.gate.release()
+                let answers = run.answers()
+                #expect(answers.map(\.message) == ["held", "second"])
+                #expect(answers.map { $0.stored?.chatts.map(\.chatt.message) } == [["held"], ["second"]])
+                #expect(try run.database.column("SELECT message FROM chatts ORDER BY time, seq") == ["held", "second"])
+            }
+        }
+
+        @Test func aBatchAheadThatLosesItsConnectionIsUnavailableAndTheNextIsStillAnswered() throws {
+            try withHeldFirstBatch { run throws in
+                #expect(try run.database.column(Self.terminateHeldCommitSQL) == ["1"])
+                let answers = run.answers()
+                #expect(answers.map(\.message) == ["held", "second"])
+                #expect(answers[0].error?.repositoryError.kind == .unavailable)
+                #expect(answers[1].stored?.chatts.map(\.chatt.message) == ["second"])
+                #expect(try run.database.column("SELECT message FROM chatts") == ["second"])
+            }
+        }
+
+        /// The server's statement timeout stops at the commit (PostgreSQL disables it before committing), so only
+        /// the batch's own deadline ends a commit that never comes back, as behind a silent network partition.
+        @Test func aCommitThatOutlivesTheBatchDeadlineIsUnavailableAndItsConnectionDropped() throws {
+            try TestDatabase.with { database throws in
+                for statement in Self.holdCommitSQL { _ = try database.column(statement) }
+                let pool = database.pool(size: 2, acquireTimeout: .milliseconds(200), statementTimeout: .milliseconds(300))
+                defer { pool.close() }
+                let batcher = InsertBatcher(pool: pool)
+                let gate = try Self.gate(in: database)
+                defer { gate.release() }
+                let held = caught { () throws(StoreError) in try batcher.insert(NewChatt(name: "n", message: "held")) }
+                #expect(held?.code == .timedOut)
+                #expect(held?.repositoryError.kind == .unavailable)
+                #expect(pool.stats.idle + pool.stats.inUse == 0, "the connection was given up")
+                try batcher.insert(NewChatt(name: "n", message: "next"))
+                #expect(try database.column("SELECT message FROM chatts") == ["next"])
+            }
+        }
+
+        /// Holds the gate, from another session, until released.
+        static func gate(in database: TestDatabase) throws -> ConnectionHolder {
+            let gate = ConnectionHolder(
+                database.pool(size: 1),
+                setUp: { connection throws(StoreError) in
+                    _ = try connection.query("SELECT pg_advisory_lock(\(Self.gateKey))")
+                },
+                tearDown: { connection in _ = try? connection.query("SELECT pg_advisory_unlock_all()") })
+            try #require(gate.waitUntilHeld())
+            return gate
+        }
+
+        /// One post per batch: `held` (whose commit waits for the gate) and then `second`, which `body` gets
+        /// once `second` has committed and before either is answered.
+        private func withHeldFirstBatch(_ body: (HeldRun) throws -> Void) throws {
+            try TestDatabase.with { database throws in
+                for statement in Self.holdCommitSQL { _ = try database.column(statement) }
+                let pool = database.pool(size: 4)
+                defer { pool.close() }
+                let firstInserted = DispatchSemaphore(value: 0)
+                let secondSettled = DispatchSemaphore(value: 0)
+                let batcher = InsertBatcher(pool: pool) { event in
+                    if event == .inserted(0) { firstInserted.signal() }
+                    if event == .settled(1) { secondSettled.signal() }
+                }
+                let gate = try Self.gate(in: database)
+                defer { gate.release() }
+                let run = HeldRun(database: database, gate: gate)
+                run.store("held", in: batcher)
+                try #require(firstInserted.wait(timeout: .now() + 5) == .success)
+                run.store("second", in: batcher)
+                try #require(secondSettled.wait(timeout: .now() + 5) == .success)
+                #expect(run.answered.withLock { $0 }.isEmpty, "the second batch waits for the first")
+                try body(run)
+            }
+        }
+    }
+}
+
+/// Two posts in flight and their answers, in the order given.
+private struct HeldRun {
+    struct Answer {
+        let message: String
+        let outcome: Result<ChattBatch, StoreError>
+        var stored: ChattBatch? { try? outcome.get() }
+        var error: StoreError? { outcome.failure }
+    }
+
+    let database: TestDatabase
+    let gate: ConnectionHolder
+    let answered = Locked<[Answer]>([])
+    private let done = DispatchGroup()
+
+    init(database: TestDatabase, gate: ConnectionHolder) {
+        self.database = database
+        self.gate = gate
+    }
+
+    func store(_ message: String, in batcher: InsertBatcher) {
+        done.enter()
+        batcher.store(NewChatt(name: "n", message: message)) { [answered, done] outcome in
+            answered.withLock { $0.append(Answer(message: message, outcome: outcome)) }
+            done.leave()
+        }
+    }
+
+    /// Every answer, once both posts have one.
+    func answers() -> [Answer] {
+        done.wait()
+        return answered.withLock { $0 }
+    }
+}
