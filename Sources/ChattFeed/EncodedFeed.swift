@@ -1,4 +1,5 @@
 import ChattModel
+import HTTPCore
 import JSON
 
 /// One version of a feed, shared by every response made from it: its body with its entity tag, its gzip form and
@@ -31,7 +32,7 @@ public final class EncodedFeed: Sendable {
         let contentHash = lineage.contentHash(of: tip)
         self.init(
             lineage: lineage, tip: tip, contentHash: contentHash, version: version, generation: generation,
-            identity: Lazy(ready: FeedRepresentation(body: body, contentHash: contentHash, coding: nil)),
+            identity: Lazy(ready: FeedRepresentation(body: HTTPBody(body), contentHash: contentHash, coding: nil)),
             gzip: Lazy())
     }
 
@@ -68,7 +69,7 @@ public final class EncodedFeed: Sendable {
 
     /// The body as JSON, with its tag and headers, made (copied from the lineage) by the first caller.
     public var identity: FeedRepresentation {
-        identityForm.get { FeedRepresentation(body: lineage.body(of: tip), contentHash: contentHash, coding: nil) }
+        identityForm.get { FeedRepresentation(body: HTTPBody(lineage.body(of: tip)), contentHash: contentHash, coding: nil) }
     }
 
     /// The body if some caller has made it; never waits.
@@ -87,10 +88,10 @@ public final class EncodedFeed: Sendable {
     public func gzipped() -> FeedRepresentation {
         gzipForm.get {
             let identity = self.identity
-            guard let (bytes, hash) = lineage.gzip(of: tip, identity: identity.body, contentHash: contentHash) else {
+            guard let (bytes, hash) = lineage.gzip(of: tip, identity: Array(identity.body), contentHash: contentHash) else {
                 return identity
             }
-            return FeedRepresentation(body: bytes, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
+            return FeedRepresentation(body: HTTPBody(bytes), contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
         }
     }
 
@@ -105,7 +106,7 @@ public final class EncodedFeed: Sendable {
         // Row i runs from its "[" to just before the "," or "]" that follows it.
         let start = lineage.rowStart(range.lowerBound, in: tip)
         let end = lineage.rowStart(range.upperBound, in: tip) - 1
-        let slice = identity.body[start..<end]
+        let slice = Array(identity.body)[start..<end]
         var out: [UInt8] = []
         out.reserveCapacity(slice.count + 2)
         out.append(UInt8(ascii: "["))

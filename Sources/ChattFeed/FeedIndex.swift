@@ -12,7 +12,7 @@ public struct FeedIndex: Sendable {
 
     /// The row of the chatt with `id`, or nil when the feed does not hold it.
     public func row(of id: ChattID) -> Int? {
-        feed.lineage.row(of: id, in: feed.tip, identity: feed.identity.body)
+        feed.lineage.row(of: id, in: feed.tip, identity: Array(feed.identity.body))
     }
 
     /// The id of the row whose `[` is at `rowStart` in `body`. Every row is `["name","message","id",...`: the id is
