@@ -8,10 +8,10 @@ enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
 
-    /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet
-    /// (a body taken in from a commit is copied out of its lineage on first demand; the gzip body). Never blocks.
+    /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet (the
+    /// gzip body is made on first demand). Never blocks.
     static func readyWholeFeed(for request: HTTPRequest, from feed: EncodedFeed) -> HTTPResponse? {
-        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identityIfReady
+        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identity
         return representation.map { response(to: request, with: $0) }
     }
 

@@ -48,10 +48,10 @@ private func feedLikeBytes(rows: Int) -> [UInt8] {
                 offset += step
                 if Bool.random(using: &generator) {
                     let partial = try #require(stream.snapshot(finishingWith: [UInt8(ascii: "]")]))
-                    #expect(partial == Gzip.compress(Array(prefix[0..<offset]) + [UInt8(ascii: "]")]))
+                    #expect(Array(partial) == Gzip.compress(Array(prefix[0..<offset]) + [UInt8(ascii: "]")]))
                 }
             }
-            #expect(stream.snapshot(finishingWith: [UInt8(ascii: "]")]) == expected)
+            #expect(stream.snapshot(finishingWith: [UInt8(ascii: "]")]).map { Array($0) } == expected)
         }
     }
 
@@ -59,7 +59,7 @@ private func feedLikeBytes(rows: Int) -> [UInt8] {
         let stream = try #require(GzipStream())
         let snapshot = try #require(stream.snapshot(finishingWith: Array("[]".utf8)))
         #expect(gunzip(snapshot) == Array("[]".utf8))
-        #expect(snapshot == Gzip.compress(Array("[]".utf8)))
+        #expect(Array(snapshot) == Gzip.compress(Array("[]".utf8)))
     }
 }
 
