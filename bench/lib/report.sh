@@ -38,5 +38,6 @@ bench_report() {
     printf 'chatterd answers the iOS Accept-Encoding with %s\n\n' "${BENCH_CHATTERD_ENCODING:-unknown}"
     awk -v baselines="$baselines" -v http11="$http11" -v connections="$BENCH_CONNECTIONS" \
         -v streams="$BENCH_H2_STREAMS" -v body_bytes="$body_bytes" -v gzip_bytes="${BENCH_CHATTERD_GZIP_BYTES:-0}" \
-        -v rows="$BENCH_ROWS" -f bench/lib/report.awk "$BENCH_RESULTS"
+        -v rows="$BENCH_ROWS" -v built_kb="${BENCH_BUILT_KB:-0}" -v held="${BENCH_HELD:-}" \
+        -f bench/lib/report.awk "$BENCH_RESULTS"
 }
