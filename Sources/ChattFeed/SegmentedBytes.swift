@@ -4,16 +4,21 @@
 /// arrays, so ARC frees each one with the last version or response that holds it.)
 ///
 /// Compaction: a new segment at least half as long as the one before it is merged into that one, and so on
-/// towards the front, so segments more than double in length towards the front. Bytes added in pieces of at least
-/// m bytes, n in all, then take at most about log2(n/m) segments, which keeps a response's write vector short; each
-/// byte is copied at most about log1.5(n/m) times over its life, as its segment grows by half at every merge. A
-/// merge makes a new array: versions made before it keep the segments it replaced until they go. A full read of
-/// the store starts over from one segment. (Measured: bench/RESULTS.md, "Segmented feed bodies".)
+/// towards the front, unless the merge would make a segment longer than `mergeLimit`. Below that length segments
+/// more than double towards the front, so bytes added in pieces of at least m bytes take about log2(limit / m)
+/// segments, plus one for each `mergeLimit` of bytes beyond (and the full read's segment); each byte is copied at
+/// most about log1.5(limit / m) times. The limit bounds a merge's copy, which happens while a post's rows are
+/// taken in under the feed cache's lock, to about a millisecond. A merge makes a new array: versions made before
+/// it keep the segments it replaced until they go. A full read of the store starts over from one segment.
+/// (Measured: bench/RESULTS.md, "Segmented feed bodies".)
 struct SegmentedBytes: Sendable {
     /// The bytes in order; none is empty.
     private(set) var segments: [ArraySlice<UInt8>] = []
     /// Their total length.
     private(set) var count = 0
+
+    /// The longest segment a merge makes: 4 MiB, copied in about a millisecond here.
+    static let mergeLimit = 4 << 20
 
     /// No bytes.
     init() {}
@@ -30,7 +35,9 @@ struct SegmentedBytes: Sendable {
         guard !bytes.isEmpty else { return }
         segments.append(bytes[...])
         count += bytes.count
-        while segments.count >= 2, segments[segments.count - 1].count * 2 >= segments[segments.count - 2].count {
+        while segments.count >= 2 {
+            let newest = segments[segments.count - 1].count, previous = segments[segments.count - 2].count
+            guard newest * 2 >= previous, newest + previous <= Self.mergeLimit else { return }
             let last = segments.removeLast()
             let before = segments.removeLast()
             var merged: [UInt8] = []

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A response body: immutable byte segments sent one after another. A body that grows by versions (a cached feed)
 /// shares its older segments with the versions before it, and the server queues each segment where it lies, so a
 /// body is copied neither per version nor per connection. Ordinary responses are one segment.
@@ -38,6 +42,14 @@ public struct HTTPBody: Sendable {
             let to = segment.startIndex + Swift.min(segment.count, range.upperBound - start)
             try visit(segment[from..<to])
         }
+    }
+
+    /// The bytes copied into one array, for whoever needs them contiguous.
+    public var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        for segment in segments { bytes.append(contentsOf: segment) }
+        return bytes
     }
 
     /// The bytes at offsets `range` as a body of their own, sharing the segments.
@@ -90,6 +102,22 @@ extension HTTPBody: Collection {
 /// Equal when the bytes are, however they are split into segments.
 extension HTTPBody: Equatable {
     public static func == (lhs: HTTPBody, rhs: HTTPBody) -> Bool {
-        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+        guard lhs.count == rhs.count else { return false }
+        var offset = 0
+        for segment in lhs.segments {
+            var equal = true
+            segment.withUnsafeBytes { mine in
+                var position = 0
+                rhs.forEachSlice(in: offset..<(offset + segment.count)) { theirs in
+                    theirs.withUnsafeBytes { theirs in
+                        equal = equal && memcmp(mine.baseAddress! + position, theirs.baseAddress!, theirs.count) == 0
+                        position += theirs.count
+                    }
+                }
+            }
+            guard equal else { return false }
+            offset += segment.count
+        }
+        return true
     }
 }

@@ -77,7 +77,7 @@ func feedRequest(
         #expect(zipped.headers["Content-Encoding"] == "gzip")
         #expect(zipped.headers["Vary"] == "Accept-Encoding")
         #expect(zipped.body.count < plain.body.count / 3)
-        #expect(gunzip(zipped.body) == Array(plain.body))
+        #expect(gunzip(zipped.body.bytes) == plain.body.bytes)
         let etag = try #require(zipped.headers["ETag"])
         #expect(etag != plain.headers["ETag"])
         #expect(router.respond(to: feedRequest(("Accept-Encoding", "gzip"), ("If-None-Match", etag))).status

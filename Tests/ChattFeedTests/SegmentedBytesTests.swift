@@ -40,6 +40,19 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
         #expect(bytes.segments.count <= 14)
     }
 
+    @Test func noMergeMakesASegmentLongerThanTheLimitSoNoAppendCopiesMuch() {
+        let piece = 64 * 1024
+        var bytes = SegmentedBytes(Array(repeating: 1, count: 100)[...])
+        for round in 0..<160 {
+            bytes.append(Array(repeating: UInt8(truncatingIfNeeded: round), count: piece))
+            #expect(bytes.segments.allSatisfy { $0.count <= SegmentedBytes.mergeLimit })
+        }
+        // 10 MiB: a few segments near the limit, then log2(limit / piece) = 6 at most below it.
+        let limits = bytes.count / SegmentedBytes.mergeLimit
+        #expect(bytes.segments.count <= 2 * (limits + 1) + 6, "\(bytes.segments.map(\.count))")
+        #expect(bytes.count == 100 + 160 * piece)
+    }
+
     @Test func appendingNeverCopiesTheFirstSegmentAndCopiesEachByteAFewTimes() {
         let first = Array(repeating: UInt8(1), count: 1_000_000)
         var bytes = SegmentedBytes(first[...])
