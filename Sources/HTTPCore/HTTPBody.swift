@@ -51,13 +51,6 @@ public struct HTTPBody: Sendable {
         for segment in segments { bytes.append(contentsOf: segment) }
         return bytes
     }
-
-    /// The bytes at offsets `range` as a body of their own, sharing the segments.
-    public func slice(_ range: Range<Int>) -> HTTPBody {
-        var parts: [ArraySlice<UInt8>] = []
-        forEachSlice(in: range) { parts.append($0) }
-        return HTTPBody(segments: parts)
-    }
 }
 
 /// Byte by byte, for whoever reads a body as bytes (tests, `String(decoding:as:)`); the server sends segments.

@@ -44,7 +44,6 @@ import Testing
                     slices += 1
                 }
                 #expect(seen == Array(bytes[start..<end]), "\(start)..<\(end)")
-                #expect(Array(body.slice(start..<end)) == Array(bytes[start..<end]))
                 #expect(slices <= 4)
             }
         }
