@@ -12,6 +12,8 @@ struct ChattEndpoints: Sendable {
     let metrics: (@Sendable () -> String)?
     /// Encoded feeds, shared between requests while the store is unchanged.
     let cache: ChattFeedCache
+    /// The feeds served, for a bounded time, while the database cannot be reached.
+    let lastGood: LastGoodFeeds
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -65,15 +67,22 @@ struct ChattEndpoints: Sendable {
             let response = FeedResponse.readyWholeFeed(for: request, from: feed)
         {
             cache.countImmediateHit()
+            lastGood.confirm(feed, kind)
             return .ready(response)
         }
-        return .blocking {
+        return .blocking { [lastGood] in
             let feed: EncodedFeed
             do throws(RepositoryError) {
                 feed = try cache.feed(kind, from: repository)
             } catch {
-                return APIError(error).response
+                let refusal = APIError(error).response
+                guard refusal.status.code >= 500, let (stale, age) = lastGood.fallback(kind) else { return refusal }
+                var response = FeedResponse.make(for: request, query: query, from: stale)
+                response.headers.add("Age", String(age))
+                response.cause = refusal.cause
+                return response
             }
+            lastGood.confirm(feed, kind)
             return FeedResponse.make(for: request, query: query, from: feed)
         }
     }

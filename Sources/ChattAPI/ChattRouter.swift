@@ -13,14 +13,18 @@ public struct ChattRouter: Sendable {
     public var feedCache: ChattFeedCache { endpoints.cache }
 
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
-    /// past a client address's rate with 429.
+    /// past a client address's rate with 429; `staleIfError` is how many seconds after it was last known current a
+    /// feed may still be served while the database cannot be reached (0: answer 503 at once); `now` is the clock
+    /// that age is measured with, in seconds (injected by tests).
     public init(
         repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil
+        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil, staleIfError: Double = 0,
+        now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds
     ) {
         self.postLimit = postLimit
         endpoints = ChattEndpoints(
-            repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache)
+            repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache,
+            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now))
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or

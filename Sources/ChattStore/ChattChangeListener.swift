@@ -52,7 +52,7 @@ public final class ChattChangeListener: Sendable {
     ) {
         // An unparsable conninfo is retried with back-off like an unreachable server, and never listens.
         parameters = Result { () throws(StoreError) in
-            try ConnectionParameters(conninfo: conninfo, statementTimeout: .seconds(5))
+            try ConnectionParameters(conninfo: conninfo, statementTimeout: .seconds(5), liveness: .listening)
         }
         self.origin = origin
         self.healthCheckInterval = healthCheckInterval

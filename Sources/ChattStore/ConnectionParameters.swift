@@ -6,6 +6,13 @@ import CLibPQ
 /// environment variables). Parsing it with `PQconninfoParse` handles all three the same way, so the settings
 /// below can be merged as keywords instead of by editing the string.
 struct ConnectionParameters: Sendable {
+    /// How quickly a connection that stopped answering is given up: a pooled connection is only at risk while a
+    /// statement runs, the change listener's all the time (its trust must end within seconds of a silent partition).
+    enum Liveness: Sendable {
+        case pooled
+        case listening
+    }
+
     /// Keywords, in order, paired with `values`.
     let keywords: [String]
     /// Values for `keywords`.
@@ -27,12 +34,22 @@ struct ConnectionParameters: Sendable {
         ("target_session_attrs", "read-write"),
     ]
 
+    /// The change listener's: its health check every 2 s keeps data in flight, so tcp_user_timeout ends a silently
+    /// partitioned session within 2 + 3 s; keepalives probe between checks. (libpq's connect_timeout applies to each
+    /// host of a multi-host URL separately, so a dead first host costs 3 s per connect, not the whole attempt.)
+    static let listeningDefaults: [(String, String)] = [
+        ("keepalives_idle", "2"),
+        ("keepalives_interval", "1"),
+        ("keepalives_count", "2"),
+        ("tcp_user_timeout", "3000"),
+    ]
+
     /// Idle-in-transaction limit sent to the server with every connection.
     static let idleInTransactionTimeoutMilliseconds = 10_000
 
     /// Parses `conninfo` and merges the defaults and the server-side timeouts into it.
     /// - Throws: `.invalidConninfo`; libpq's message is not kept because it may quote part of the string.
-    init(conninfo: String, statementTimeout: Duration) throws(StoreError) {
+    init(conninfo: String, statementTimeout: Duration, liveness: Liveness = .pooled) throws(StoreError) {
         var explicit = try Self.parse(conninfo)
         // Ours go first so that `-c` settings the operator passes in `options` win (the server applies them in order).
         let serverOptions = "-c statement_timeout=\(Self.milliseconds(statementTimeout)) "
@@ -42,11 +59,28 @@ struct ConnectionParameters: Sendable {
         } else {
             explicit.append(("options", serverOptions))
         }
-        for (keyword, value) in Self.defaults where !explicit.contains(where: { $0.0 == keyword }) {
+        let defaults = liveness == .listening ? Self.listeningDefaults + Self.defaults : Self.defaults
+        for (keyword, value) in defaults where !explicit.contains(where: { $0.0 == keyword }) {
             explicit.append((keyword, value))
         }
         keywords = explicit.map(\.0)
         values = explicit.map(\.1)
+    }
+
+    private init(keywords: [String], values: [String]) {
+        self.keywords = keywords
+        self.values = values
+    }
+
+    /// The same parameters without `options`, for a pooler that refuses that startup parameter (PgBouncer does,
+    /// unless its `ignore_startup_parameters` names it); nil when there is none to leave out.
+    var withoutServerOptions: ConnectionParameters? {
+        guard let index = keywords.firstIndex(of: "options") else { return nil }
+        var keywords = keywords
+        var values = values
+        keywords.remove(at: index)
+        values.remove(at: index)
+        return ConnectionParameters(keywords: keywords, values: values)
     }
 
     /// The value for `keyword`, if set.

@@ -30,7 +30,7 @@ public final class PGConnection: @unchecked Sendable {
         self.preparesStatements = preparesStatements
         // expand_dbname = 0: PQconninfoParse already expanded the conninfo; expanding a second time
         // would misread a database name that happens to contain '='.
-        let connection = parameters.withCArrays { PQconnectdbParams($0, $1, 0) }
+        let connection = parameters.connect()
         guard let connection else { throw StoreError(.connectFailed, detail: "out of memory") }
         handle = connection
         // Every stored property is set, so from here on deinit runs even if init throws: it alone frees.

@@ -24,7 +24,7 @@ extension Chatterd {
                 logLinesDropped: logger.writer.droppedLines, cache: feedCache.counts))
         }, feedCache: feedCache, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
-        })
+        }, staleIfError: options.strictFeeds ? 0 : Double(options.staleIfErrorSeconds))
         let observer = RequestObserver(metrics: metrics, logger: logger)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {

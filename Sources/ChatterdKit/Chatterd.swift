@@ -73,6 +73,7 @@ public enum Chatterd {
         } catch {
             fail(logger, "migration failed: \(String(reflecting: error))", status: 1)
         }
+        warnIfPoolerRefusesOptions(options.pooledConninfo, logger: logger)
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
@@ -103,6 +104,17 @@ public enum Chatterd {
             }
         }
         withExtendedLifetime((signals, certificates)) { dispatchMain() }
+    }
+
+    /// Says once, at start-up, when the pool's server is a pooler that refuses chatterd's `options` (PgBouncer's stock
+    /// configuration): chatterd then connects without them, so its server-side timeouts must come from the role.
+    static func warnIfPoolerRefusesOptions(_ conninfo: String, logger: Logger) {
+        guard ServerOptionsCheck.probe(conninfo: conninfo) == .refusedByPooler else { return }
+        logger.log(.warn, "pooler_refuses_options", [
+            "effect": "--database-url connections go without statement_timeout and idle_in_transaction_session_timeout",
+            "advice": .text("ALTER ROLE <chatterd's role> SET statement_timeout = '5s'; "
+                + "ALTER ROLE <chatterd's role> SET idle_in_transaction_session_timeout = '10s'"),
+        ])
     }
 
     /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.

@@ -49,6 +49,9 @@ struct ServeOptions: CommandOptions {
     /// Check the store's version on every feed read instead of trusting change notifications, so that a
     /// post through any process is in the very next read from any other (at a query per read).
     var strictFeeds = false
+    /// Seconds after it was last known current that a feed may still be served while the database cannot be
+    /// reached, with `Age`; 0 answers 503 at once, as docs/API.md does. Never with `strictFeeds`.
+    var staleIfErrorSeconds = 0
     /// Posts per second allowed from one client address; nil for no limit.
     var postsPerSecondPerClient: Int?
     /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
@@ -73,6 +76,9 @@ struct ServeOptions: CommandOptions {
                 "--strict-feeds", "check the database on every feed read, so a post through any process shows in the "
                     + "next read from any other", \.strictFeeds,
                 whenOff: "trust change notifications, which reach other processes within milliseconds"),
+            .number(
+                "--stale-if-error", "seconds a feed last known current may still be served, with Age, while the "
+                    + "database cannot be reached (0: 503 at once; never with --strict-feeds)", \.staleIfErrorSeconds),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

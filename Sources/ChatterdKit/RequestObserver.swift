@@ -28,6 +28,11 @@ struct RequestObserver: Sendable {
             line.integer("status", status)
             line.string("cause", exchange.response.cause ?? exchange.response.status.reason)
             logger.emit(&line)
+        } else if let cause = exchange.response.cause, var line = logger.line(.warn, "stale_feed_served") {
+            // Only a feed served past a database failure (--stale-if-error) carries a cause below 500.
+            describe(exchange, in: &line)
+            line.string("cause", cause)
+            logger.emit(&line)
         }
     }
 

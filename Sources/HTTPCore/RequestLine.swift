@@ -45,10 +45,12 @@ struct RequestLine {
         }
     }
 
+    private static let longestMethod = HTTPMethod.allCases.map(\.rawValue.utf8.count).max() ?? 0
+
     /// The method named by a token; methods are case-sensitive (RFC 9110 §9.1).
     private static func knownMethod(_ bytes: [UInt8], _ range: Range<Int>) -> HTTPMethod? {
-        // The longest known method has 7 bytes; shorter strings are stored inline, so this does not allocate.
-        guard range.count <= 7 else { return nil }
+        // A longer token is no method; up to 15 bytes a String is stored inline, so common methods do not allocate.
+        guard range.count <= longestMethod else { return nil }
         return HTTPMethod(rawValue: String(decoding: bytes[range], as: UTF8.self))
     }
 }

@@ -59,7 +59,9 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
 
     @Test("answers a wrong method with 405 and Allow", arguments: routes)
     func wrongMethod(_ route: RouteCase) {
-        let wrong: [HTTPMethod] = route.method == .POST ? [.GET, .HEAD, .PUT] : [.POST, .DELETE, .OPTIONS]
+        // Registered methods beyond RFC 9110's (QUERY, WebDAV's) too: RFC 9110 §15.5.6 keeps 501 for unknown ones.
+        let wrong: [HTTPMethod] = route.method == .POST
+            ? [.GET, .HEAD, .PUT, .QUERY, .PROPFIND] : [.POST, .DELETE, .OPTIONS, .QUERY, .VERSION_CONTROL]
         for method in wrong {
             let response = router.respond(to: request(method, route.spellings.last ?? route.path))
             #expect(response.status.code == 405, "\(method)")

@@ -76,4 +76,34 @@ import Testing
         #expect(pairs.map(\.0) == parameters.keywords)
         #expect(pairs.map(\.1) == parameters.values)
     }
+
+    @Test func theListenerGivesUpASilentConnectionWithinSeconds() throws {
+        let parameters = try ConnectionParameters(
+            conninfo: "dbname=x", statementTimeout: .seconds(5), liveness: .listening)
+        #expect(parameters.value(for: "tcp_user_timeout") == "3000")
+        #expect(parameters.value(for: "keepalives_idle") == "2")
+        #expect(parameters.value(for: "keepalives_interval") == "1")
+        #expect(parameters.value(for: "keepalives_count") == "2")
+        #expect(parameters.value(for: "connect_timeout") == "3")
+        #expect(Set(parameters.keywords).count == parameters.keywords.count, "no keyword twice")
+        let explicit = try ConnectionParameters(
+            conninfo: "dbname=x tcp_user_timeout=9000", statementTimeout: .seconds(5), liveness: .listening)
+        #expect(explicit.value(for: "tcp_user_timeout") == "9000")
+    }
+
+    @Test func withoutServerOptionsLeavesOutOnlyOptions() throws {
+        let parameters = try ConnectionParameters(conninfo: "dbname=x", statementTimeout: .seconds(5))
+        let fallback = try #require(parameters.withoutServerOptions)
+        #expect(fallback.value(for: "options") == nil)
+        #expect(fallback.keywords == parameters.keywords.filter { $0 != "options" })
+        #expect(fallback.value(for: "dbname") == "x")
+        #expect(fallback.withoutServerOptions == nil)
+    }
+
+    @Test func onlyPgBouncersRefusalOfOptionsIsRetried() {
+        #expect(ConnectionParameters.refusesOptions(
+            "connection to server at \"10.0.0.20\", port 6432 failed: FATAL:  unsupported startup parameter: options"))
+        #expect(!ConnectionParameters.refusesOptions("FATAL:  unsupported startup parameter: extra_float_digits"))
+        #expect(!ConnectionParameters.refusesOptions("FATAL:  password authentication failed for user \"x\""))
+    }
 }

@@ -35,7 +35,7 @@ import TestSupport
             "CHATTERD_SEND_TIMEOUT": "4", "CHATTERD_KEEPALIVE_TIMEOUT": "5", "CHATTERD_STRICT_FEEDS": "yes",
             "CHATTERD_MIN_TRANSFER_RATE": "64", "CHATTERD_HTTP2": "no", "CHATTERD_MAX_CONCURRENT_STREAMS": "13",
             "CHATTERD_MAX_CONNECTIONS_PER_IP": "14", "CHATTERD_POST_RATE_PER_IP": "15",
-            "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1",
+            "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1", "CHATTERD_STALE_IF_ERROR": "16",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -45,6 +45,7 @@ import TestSupport
         #expect(options.databaseURL == "dbname=x" && options.migrationsDirectory == "/m")
         #expect(options.directDatabaseURL == "dbname=x port=5433")
         #expect(options.poolSize == 3 && options.drainSeconds == 2.5 && options.strictFeeds)
+        #expect(options.staleIfErrorSeconds == 16)
         #expect(options.log.format == .json && options.log.level == .warn)
         #expect(options.server.maxConnections == 7 && options.server.maxRequestsPerConnection == 9)
         #expect(options.server.limits.maxRequestLineBytes == 100 && options.server.limits.maxHeaderBytes == 200)

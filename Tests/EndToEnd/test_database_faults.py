@@ -288,3 +288,27 @@ def test_sigterm_while_a_request_waits_on_the_database_exits_zero_in_time(start_
         lock.release()
     assert status == 0, f"exit status {status} (None = still running)\n{server.process.log()}"
     assert elapsed < 4.5, f"took {elapsed:.1f}s with a 2s drain deadline"
+
+
+def test_stale_if_error_serves_the_last_whole_feed_with_its_age_while_the_database_is_down(start_server, cluster,
+                                                                                          token):
+    """--stale-if-error: the feed last known current, byte for byte, with Age, instead of a 503; posts and /readyz
+    still say the database is down."""
+    server = start_server("--stale-if-error", "120", url=cluster.url)
+    assert server.post_json("/postchatt", {"name": "s", "message": token}).status == 200
+    before = server.get("/getmaps")
+    assert before.status == 200 and before.header("Age") is None
+    cluster.stop("immediate")
+    try:
+        stale = server.get("/getmaps", timeout=BOUND + 5)
+        assert stale.status == 200, stale
+        assert stale.body == before.body and stale.header("ETag") == before.header("ETag")
+        assert stale.header("Age") is not None and 0 <= int(stale.header("Age")) < 120
+        assert_unavailable(server.post_json("/postchatt", {"name": "s", "message": token + "-down"}, timeout=BOUND))
+        assert server.get("/readyz", timeout=BOUND).status == 503
+        assert wait_until(lambda: any("event=stale_feed_served" in line for line in server.process.lines), 5), \
+            server.process.log()
+    finally:
+        cluster.start()
+    assert wait_until(lambda: server.get("/readyz", timeout=BOUND).status == 200, 15)
+    assert server.get("/getmaps").header("Age") is None

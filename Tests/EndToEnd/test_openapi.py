@@ -77,12 +77,18 @@ def get_media(item: dict) -> str:
     return next(iter(response_for(item["get"], success_status(item["get"]))["content"]))
 
 
+def all_examples(holder: dict) -> dict:
+    """A media type's or parameter's examples: the valid ones (`examples`, which other tools take as valid
+    requests) and the ones the spec documents as refused (`x-invalid-examples`)."""
+    return {**holder.get("examples", {}), **holder.get("x-invalid-examples", {})}
+
+
 def body_examples():
     for path, method, item in spec_operations():
         operation = item[method]
         content = operation.get("requestBody", {}).get("content", {})
         for media in content.values():
-            for name, example in media.get("examples", {}).items():
+            for name, example in all_examples(media).items():
                 if "x-raw-body" in example:
                     body = (example["x-raw-body"] * example.get("x-raw-body-repeat", 1)).encode("latin-1")
                 else:
@@ -106,7 +112,7 @@ def operation_examples():
         yield Example(f"{method.upper()} {path}", build_request(method.upper(), path), status,
                       response_for(operation, status), method, media, parts=(method.upper(), path, None, []))
         for parameter in map(lambda p: resolve(p, SPEC), operation.get("parameters", [])):
-            for name, example in parameter.get("examples", {}).items():
+            for name, example in all_examples(parameter).items():
                 target, headers = path, []
                 if parameter["in"] == "query":
                     target = f"{path}?{parameter['name']}={quote(example['value'], safe='')}"
@@ -235,14 +241,24 @@ def test_current_etag_gets_the_documented_304(spec_server, path):
 
 # --- the spec against itself ------------------------------------------------------------------------
 
-def documented_examples():
-    """(where, value, schema) for every example the spec shows as valid."""
+def request_example_holders():
+    """(where, holder, schema) for each request body media type and each parameter of every operation."""
     for path, method, item in spec_operations():
         operation = item[method]
         for media in operation.get("requestBody", {}).get("content", {}).values():
-            for name, example in media.get("examples", {}).items():
-                if example.get("x-expect-status") == 200 and "value" in example:
-                    yield f"{method} {path} body {name}", example["value"], media["schema"]
+            yield f"{method} {path} body", media, media["schema"]
+        for parameter in map(lambda p: resolve(p, SPEC), operation.get("parameters", [])):
+            yield f"{method} {path} {parameter['name']}", parameter, parameter["schema"]
+
+
+def documented_examples():
+    """(where, value, schema) for every example the spec shows as valid."""
+    for where, holder, schema in request_example_holders():
+        for name, example in holder.get("examples", {}).items():
+            if "value" in example:
+                yield f"{where} {name}", example["value"], schema
+    for path, method, item in spec_operations():
+        operation = item[method]
         for code, response in operation["responses"].items():
             for media in resolve(response, SPEC).get("content", {}).values():
                 if "example" in media:
@@ -256,6 +272,26 @@ def test_spec_is_openapi_3_1_with_the_documented_examples_valid():
         validate(value, schema, SPEC, where)
         checked += 1
     assert checked > 20, "too few examples found: is the walk broken?"
+
+
+def test_request_examples_listed_as_valid_are_valid_and_the_refused_ones_are_not():
+    """Tools take `examples` as valid requests: they hold only requests the schema allows and the server takes
+    (a 200, a 404 for an id it does not have, or another status only under a named condition such as the
+    database being down); the requests the spec documents as refused are in `x-invalid-examples`, and the
+    schema refuses each that has a value."""
+    refused = 0
+    for where, holder, schema in request_example_holders():
+        for name, example in holder.get("examples", {}).items():
+            # 404: a well-formed `since` naming a chatt the feed does not have.
+            assert example["x-expect-status"] in (200, 404) or "x-chatterd-condition" in example, \
+                f"{where} {name}: a refused request among the valid examples"
+        for name, example in holder.get("x-invalid-examples", {}).items():
+            assert 400 <= example["x-expect-status"] < 500, f"{where} {name}: not a refused request"
+            if "value" in example:
+                with pytest.raises(AssertionError):
+                    validate(example["value"], schema, SPEC, f"{where} {name}")
+                refused += 1
+    assert refused >= 10, "too few refused examples found: is the walk broken?"
 
 
 def test_every_path_has_its_trailing_slash_twin_except_root():
@@ -370,6 +406,18 @@ def test_paths_not_in_the_spec_are_not_found(spec_server, path):
         response = spec_server.request(method, path, body=b"{}" if method == "POST" else None)
         assert response.status == 404, f"{method} {path} is answered but not in openapi.yaml: {response!r}"
         check_response(response, resolve({"$ref": "#/components/responses/NotFound"}, SPEC), False, None)
+
+
+@pytest.mark.parametrize("method", ["QUERY", "PROPFIND", "VERSION-CONTROL"])
+def test_registered_methods_a_path_does_not_serve_get_405_with_allow(spec_server, method):
+    """RFC 9110 §15.5.6: 405 for a method the server knows but the resource does not support; 501 is for
+    tokens it does not recognise."""
+    for path in sorted(SPEC["paths"]):
+        response = spec_server.request(method, path)
+        assert response.status == 405, f"{method} {path}: {response!r}"
+        listed = {token.strip().upper() for token in (response.header("Allow") or "").split(",")}
+        assert listed == spec_methods(path), f"Allow of {method} {path} is {listed}"
+    assert spec_server.request("BREW", "/getmaps").status == 501
 
 
 @pytest.mark.parametrize("path", sorted(SPEC["paths"]))

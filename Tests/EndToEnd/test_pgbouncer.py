@@ -62,9 +62,8 @@ default_pool_size = {SERVER_POOL}
 min_pool_size = 0
 reserve_pool_size = 0
 max_client_conn = 200
-; chatterd sends its timeouts as the startup parameter "options", which PgBouncer cannot pass on; the
-; database carries them instead (see the fixture).
-ignore_startup_parameters = options
+; Stock: no ignore_startup_parameters, so PgBouncer refuses chatterd's startup parameter "options"; chatterd
+; connects again without it, and the database carries the timeouts instead (see the fixture).
 logfile = {self.dir}/pgbouncer.log
 """)
         self.popen: subprocess.Popen | None = None
@@ -149,6 +148,17 @@ def test_migrations_and_the_listener_use_only_the_direct_url(env, fresh_database
     assert wait_until(lambda: any("event=change_listener_up" in line for line in server.process.lines), 5), \
         server.process.log()
     assert server.get("/readyz", timeout=BOUND).status == 503, "the pool should be the one that cannot connect"
+
+
+def test_a_stock_pgbouncer_refusing_options_is_named_once_at_start_and_served(pooled, token):
+    """PgBouncer without ignore_startup_parameters refuses `options`: chatterd connects without them, serves, and
+    says once, at start-up, that its timeouts must then come from the role."""
+    server, bouncer, _ = pooled
+    assert server.post_json("/postchatt", {"name": "pool", "message": token}, timeout=BOUND).status == 200
+    assert server.get("/readyz", timeout=BOUND).status == 200
+    warnings = [line for line in server.process.lines if "event=pooler_refuses_options" in line]
+    assert len(warnings) == 1 and "statement_timeout" in warnings[0], server.process.log()
+    assert "unsupported startup parameter: options" in bouncer.log(), "this PgBouncer should refuse options"
 
 
 def test_concurrent_posts_through_a_smaller_transaction_pool_are_all_stored(pooled, token):

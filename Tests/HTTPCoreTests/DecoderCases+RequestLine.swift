@@ -17,6 +17,11 @@ extension DecoderCase {
             PUT / HTTP/1.1\r\nHost: a\r\n\r\nDELETE / HTTP/1.1\r\nHost: a\r\n\r\nTRACE / HTTP/1.1\r\nHost: a\r\n\r\n\
             PATCH / HTTP/1.1\r\nHost: a\r\n\r\nCONNECT / HTTP/1.1\r\nHost: a\r\n\r\n
             """, ["PUT / 1.1", "DELETE / 1.1", "TRACE / 1.1", "PATCH / 1.1", "CONNECT / 1.1"]),
+        DecoderCase("registered methods beyond RFC 9110's, the longest too", """
+            QUERY / HTTP/1.1\r\nHost: a\r\n\r\nPROPFIND / HTTP/1.1\r\nHost: a\r\n\r\n\
+            UPDATEREDIRECTREF / HTTP/1.1\r\nHost: a\r\n\r\nVERSION-CONTROL / HTTP/1.1\r\nHost: a\r\n\r\n
+            """, ["QUERY / 1.1", "PROPFIND / 1.1", "UPDATEREDIRECTREF / 1.1", "VERSION-CONTROL / 1.1"]),
+        DecoderCase("PRI is not a request method", "PRI / HTTP/1.1\r\nHost: a\r\n\r\n", [], .unknownMethod),
         DecoderCase("incomplete request line", "GET / HTTP/1.1", []),
         DecoderCase("incomplete after CR", "GET / HTTP/1.1\r", []),
         DecoderCase("empty lines before the request line are skipped", "\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", ["GET / 1.1"]),

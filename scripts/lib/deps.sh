@@ -62,7 +62,15 @@ _deps_missing() {
 # Python modules the end-to-end tests import besides pytest and PyYAML, as MODULE=REQUIREMENT: PyPI's h2
 # as the HTTP/2 client, with its hyperframe and hpack for raw frames.
 # shellcheck disable=SC2034 # read by scripts/test
-DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=hpack>=4.0,<5")
+DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=hpack>=4.0,<5"
+    "jsonschema=jsonschema>=4.10,<5")
+
+# What the cluster stage (Tests/Cluster) runs on its test hosts, as deps_ensure arguments: Debian 12's etcd 3.4,
+# Patroni 3.0, HAProxy 2.6, PgBouncer 1.18, nftables (the partitions) and iproute2 (the namespaces), besides
+# PostgreSQL 15 and curl.
+# shellcheck disable=SC2034 # read by scripts/test
+DEPS_CLUSTER=(/usr/bin/etcd=etcd-server /usr/bin/patroni=patroni /usr/sbin/haproxy=haproxy
+    /usr/sbin/pgbouncer=pgbouncer /usr/sbin/nft=nftables /usr/bin/psql=postgresql-client /usr/sbin/ip=iproute2)
 
 # Prints each MODULE=REQUIREMENT argument whose module $CHATTERD_PYTHON cannot import.
 _deps_missing_modules() {

@@ -1,0 +1,215 @@
+"""The cluster's services, each started in its own test host from Debian's packages: etcd 3.4, Patroni 3.0
+with PostgreSQL 15 (configured from deploy/patroni.yml), PgBouncer 1.18 with a stock-style pgbouncer.ini,
+HAProxy 2.6 (deploy/haproxy.cfg), and chatterd."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from netns import Network
+
+# deploy/haproxy.cfg's and deploy/patroni.yml's example addresses, and the test host that takes each one's place.
+EXAMPLE_ADDRESSES = {"10.0.0.10": "lb", "10.0.0.11": "app1", "10.0.0.12": "app2", "10.0.0.20": "pgb",
+                     "10.0.0.21": "db1", "10.0.0.22": "db2"}
+CHATTERD_PORT = 443
+# Test-sized Patroni timings: a dead primary's key expires after TTL seconds. Patroni wants
+# loop_wait + 2 * retry_timeout below ttl.
+PATRONI_TIMINGS = {"ttl": 10, "loop_wait": 2, "retry_timeout": 3}
+
+
+def wait_until(predicate, timeout: float, what: str, interval: float = 0.25):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Services:
+    def __init__(self, network: Network, work: Path, repo: Path, chatterd_bin: str):
+        self.net = network
+        self.work = work
+        self.repo = repo
+        self.chatterd_bin = chatterd_bin
+        self.patroni: dict[str, subprocess.Popen] = {}
+        self.pgbouncer: subprocess.Popen | None = None
+        self.chatterd: dict[str, subprocess.Popen] = {}
+
+    def ip(self, host: str) -> str:
+        return self.net.address(host)
+
+    def _postgres_dir(self, name: str) -> Path:
+        path = self.work / name
+        path.mkdir(mode=0o750, exist_ok=True)
+        shutil.chown(path, "postgres", "postgres")
+        return path
+
+    def _fetch(self, host: str, url: str, timeout: float = 2.0) -> tuple[int, bytes] | None:
+        """GET from inside `host` (curl in its namespace); None when nothing answered."""
+        result = self.net.run(host, "curl", "-s", "-m", str(timeout), "-o", "-", "-w", "\n%{http_code}", url,
+                              check=False, timeout=timeout + 5)
+        body, _, code = result.stdout.rpartition("\n")
+        return (int(code), body.encode()) if code.isdigit() and code != "000" else None
+
+    # --- etcd
+
+    def start_etcd(self) -> None:
+        ip = self.ip("etcd")
+        data = self.work / "etcd"
+        self.net.spawn("etcd", "etcd", "etcd", "--name", "etcd", "--data-dir", str(data),
+                       "--listen-client-urls", f"http://{ip}:2379", "--advertise-client-urls", f"http://{ip}:2379",
+                       "--listen-peer-urls", f"http://{ip}:2380", "--initial-advertise-peer-urls", f"http://{ip}:2380",
+                       "--initial-cluster", f"etcd=http://{ip}:2380", "--log-level", "warn")
+        wait_until(lambda: self._fetch("etcd", f"http://{ip}:2379/health"), 30, "etcd")
+
+    # --- Patroni and PostgreSQL
+
+    def patroni_config(self, host: str) -> dict:
+        """deploy/patroni.yml for `host`, with test addresses, directories and timings."""
+        config = yaml.safe_load((self.repo / "deploy/patroni.yml").read_text())
+        ip, home = self.ip(host), self._postgres_dir(host)
+        config["name"] = host
+        config["restapi"] = {"listen": f"{ip}:8008", "connect_address": f"{ip}:8008"}
+        config["etcd3"] = {"hosts": f"{self.ip('etcd')}:2379"}
+        dcs = config["bootstrap"]["dcs"]
+        dcs.update(PATRONI_TIMINGS)
+        # A standby cut off silently is noticed by its WAL sender within wal_sender_timeout (60 s by default).
+        dcs["postgresql"]["parameters"].update({"wal_sender_timeout": "5s", "wal_receiver_timeout": "5s"})
+        subnet = f"{'.'.join(ip.split('.')[:3])}.0/24"
+        # Test hosts only: no passwords to make, keep or leak.
+        config["bootstrap"]["pg_hba"] = ["local all all trust", f"host replication replicator {subnet} trust",
+                                         f"host all all {subnet} trust"]
+        postgresql = config["postgresql"]
+        postgresql.update({"listen": f"{ip}:5432", "connect_address": f"{ip}:5432",
+                           "data_dir": str(home / "data"), "pgpass": str(home / "pgpass")})
+        postgresql["parameters"]["unix_socket_directories"] = str(home)
+        # A new standby's pg_basebackup would otherwise wait for a spread checkpoint (minutes on an idle primary).
+        postgresql["basebackup"] = [{"checkpoint": "fast"}]
+        return config
+
+    def start_patroni(self, host: str) -> None:
+        path = self._postgres_dir(host) / "patroni.yml"
+        path.write_text(yaml.safe_dump(self.patroni_config(host)))
+        self.patroni[host] = self.net.spawn(host, f"patroni-{host}", "patroni", str(path), user="postgres")
+
+    def stop_patroni(self, host: str) -> None:
+        self.net.stop(self.patroni.pop(host), timeout=30)
+
+    def cluster_members(self) -> list[dict]:
+        """Patroni's view of the members, asked of whichever REST API answers."""
+        for host in ("db1", "db2"):
+            answer = self._fetch(host, f"http://{self.ip(host)}:8008/cluster")
+            if answer and answer[0] == 200:
+                return json.loads(answer[1])["members"]
+        return []
+
+    def leader(self) -> str | None:
+        return next((m["name"] for m in self.cluster_members() if m["role"] == "leader"), None)
+
+    def synchronous_pair(self) -> tuple[str, str] | None:
+        """(leader, sync standby) once both run and the standby streams synchronously."""
+        members = self.cluster_members()
+        leader = next((m["name"] for m in members if m["role"] == "leader" and m["state"] == "running"), None)
+        standby = next((m["name"] for m in members
+                        if m["role"] == "sync_standby" and m["state"] in ("running", "streaming")), None)
+        return (leader, standby) if leader and standby else None
+
+    def psql(self, host: str, sql: str, database: str = "postgres", timeout: float = 30) -> str:
+        home = self.work / host
+        return self.net.run(host, "psql", "-X", "-q", "-A", "-t",
+                            "-h", str(home), "-p", "5432", "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql,
+                            user="postgres", timeout=timeout).stdout
+
+    def is_read_only_or_down(self, host: str) -> bool:
+        """Whether `host`'s PostgreSQL refuses writes now (in recovery, or not running), asked on its own socket."""
+        try:
+            return self.psql(host, "SELECT pg_is_in_recovery()", timeout=5).strip() != "f"
+        except Exception:  # not answering at all is down
+            return True
+
+    def create_database(self, leader: str) -> None:
+        self.psql(leader, "CREATE ROLE chatterd LOGIN")
+        self.psql(leader, "CREATE DATABASE chatterd OWNER chatterd")
+
+    # --- HAProxy
+
+    def haproxy_config(self, cafile: Path) -> str:
+        text = (self.repo / "deploy/haproxy.cfg").read_text()
+        for example, host in EXAMPLE_ADDRESSES.items():
+            text = text.replace(example + ":", self.ip(host) + ":")
+        text = text.replace("log /dev/log local0", "log stderr format raw local0 info")
+        return text.replace("/etc/haproxy/chatterd.crt", str(cafile))
+
+    def start_haproxy(self, cafile: Path) -> None:
+        path = self.work / "haproxy.cfg"
+        path.write_text(self.haproxy_config(cafile))
+        self.net.spawn("lb", "haproxy", "haproxy", "-db", "-f", str(path))
+
+    # --- PgBouncer
+
+    def start_pgbouncer(self) -> None:
+        """PgBouncer 1.18 in transaction mode with pgbouncer.ini's stock settings otherwise: in particular no
+        ignore_startup_parameters, so it refuses the startup parameter `options`."""
+        home = self._postgres_dir("pgbouncer")
+        (home / "userlist.txt").write_text('"chatterd" ""\n')
+        (home / "pgbouncer.ini").write_text(
+            "[databases]\n"
+            f"chatterd = host={self.ip('lb')} port=5000 dbname=chatterd\n"
+            "[pgbouncer]\n"
+            f"listen_addr = {self.ip('pgb')}\nlisten_port = 6432\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {home}/userlist.txt\n"
+            "pool_mode = transaction\ndefault_pool_size = 10\nmax_client_conn = 200\n"
+            # Stock is 15 s between attempts to reach a server that refused: past a failover, that is 15 s more
+            # without a primary (deploy/SCALING.md, step 3).
+            "server_login_retry = 1\n"
+            f"logfile = {home}/pgbouncer.log\npidfile = {home}/pgbouncer.pid\n")
+        for name in ("userlist.txt", "pgbouncer.ini"):
+            shutil.chown(home / name, "postgres", "postgres")
+        self.pgbouncer = self.net.spawn("pgb", "pgbouncer", "pgbouncer", str(home / "pgbouncer.ini"), user="postgres")
+        wait_until(lambda: self.net.run("pgb", "bash", "-c", f"exec 3<>/dev/tcp/{self.ip('pgb')}/6432",
+                                        check=False).returncode == 0, 15, "PgBouncer to listen")
+
+    def kill_pgbouncer(self) -> None:
+        self.net.stop(self.pgbouncer, sig=9)
+        self.pgbouncer = None
+
+    # --- chatterd
+
+    def chatterd_environment(self, host: str, cert: Path, key: Path) -> dict[str, str]:
+        return {
+            "CHATTERD_HOST": self.ip(host), "CHATTERD_PORT": str(CHATTERD_PORT),
+            "CHATTERD_CERT": str(cert), "CHATTERD_KEY": str(key),
+            "CHATTERD_DATABASE_URL": f"postgresql://chatterd@{self.ip('pgb')}:6432/chatterd",
+            "CHATTERD_DIRECT_DATABASE_URL":
+                f"postgresql://chatterd@{self.ip('db1')}:5432,{self.ip('db2')}:5432/chatterd",
+            "CHATTERD_MIGRATIONS": str(self.repo / "migrations"),
+            "CHATTERD_TRUSTED_PROXY": self.ip("lb"),
+            "CHATTERD_STRICT_FEEDS": "true",
+        }
+
+    def start_chatterd(self, host: str, cert: Path, key: Path) -> None:
+        self.chatterd[host] = self.net.spawn(host, f"chatterd-{host}", self.chatterd_bin, "serve",
+                                             env=self.chatterd_environment(host, cert, key))
+
+    def balanced(self, cafile: Path) -> bool:
+        """Whether a request from the client host through HAProxy is answered 200 by /readyz."""
+        result = self.net.run("client", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2",
+                              "--cacert", str(cafile), f"https://{self.ip('lb')}/readyz", check=False, timeout=10)
+        return result.stdout == "200"
+
+    def ready(self, host: str, cafile: Path) -> bool:
+        result = self.net.run(host, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2",
+                              "--cacert", str(cafile), f"https://{self.ip(host)}:{CHATTERD_PORT}/readyz",
+                              check=False, timeout=10)
+        return result.stdout == "200"
