@@ -99,7 +99,10 @@ bench_h2_check "$crt" "${BENCH_URL["chatterd-tls"]}" "${BENCH_URL["chatterd-h2"]
 # Threads of the idle TLS server, before any load and a few seconds after the last scenario (for the report).
 # shellcheck disable=SC2034
 BENCH_IDLE_THREADS=$(sample_threads "${BENCH_PID["chatterd-tls"]}")
+# The servers started on the seeded store and the checks above read their feed in both forms.
+bench_memory_built
 bench_run_all
+bench_memory_held
 sleep 5
 # shellcheck disable=SC2034
 BENCH_IDLE_THREADS_AFTER=$(sample_threads "${BENCH_PID["chatterd-tls"]}")

@@ -8,19 +8,16 @@ enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
 
-    /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet
-    /// (a body taken in from a commit is copied out of its lineage on first demand; the gzip body). Never blocks.
+    /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet (the
+    /// gzip body is made on first demand). Never blocks.
     static func readyWholeFeed(for request: HTTPRequest, from feed: EncodedFeed) -> HTTPResponse? {
-        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identityIfReady
+        let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identity
         return representation.map { response(to: request, with: $0) }
     }
 
     /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
-    /// Suspends while another request makes the same body; the rest is work for the calling thread.
+    /// Suspends while another request makes the same gzip body; the rest is work for the calling thread.
     static func make(for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed) async -> HTTPResponse {
-        // Every path reads the identity body (the index, a slice, the gzip form): made or waited for first, so the
-        // calls below find it ready.
-        let identity = await feed.identityMade()
         var sinceRow: Int?
         if let since = query.since {
             guard let row = feed.rowIndex().row(of: since) else { return unknownSince.response }
@@ -32,7 +29,7 @@ enum FeedResponse {
             // A slice is made per request and sent as JSON only: it is small next to the feed it saves.
             representation = FeedRepresentation(identity: feed.rows(rows))
         } else {
-            representation = prefersGzip(request.headers) ? await feed.gzipped() : identity
+            representation = prefersGzip(request.headers) ? await feed.gzipped() : feed.identity
         }
         return response(to: request, with: representation)
     }

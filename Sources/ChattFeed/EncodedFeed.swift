@@ -1,8 +1,10 @@
 import ChattModel
+import HTTPCore
 import JSON
 
-/// One version of a feed, shared by every response made from it: its body with its entity tag, its gzip form and
-/// an index of its rows, each made on first demand by one caller (the others wait for it).
+/// One version of a feed, shared by every response made from it: its body with its entity tag, made with the
+/// version (segments shared with the versions before it, so it costs only the newest rows), and its gzip form
+/// and an index of its rows, each made on first demand by one caller (the others wait for it).
 ///
 /// A version is a tip of a `FeedLineage`: made by a full read of the store, or from the version before it by
 /// taking in a commit's rows (`adding`) or the rows a re-read found (`caughtUp`). Its body is the same bytes a
@@ -15,7 +17,8 @@ public final class EncodedFeed: Sendable {
     let lineage: FeedLineage
     let tip: FeedTip
     private let contentHash: UInt64
-    private let identityForm: Lazy<FeedRepresentation>
+    /// The body as JSON, with its tag and headers.
+    public let identity: FeedRepresentation
     private let gzipForm: Lazy<FeedRepresentation>
 
     /// Encodes `snapshot` as `kind` rows. Its chatts carry no sequence numbers, so no row stays in a tail.
@@ -27,63 +30,43 @@ public final class EncodedFeed: Sendable {
 
     /// The first version of the lineage `builder` has read.
     convenience init(_ builder: consuming FeedLineageBuilder, version: ChattsVersion, generation: UInt64) {
-        let (lineage, tip, body) = builder.finish(version: version)
-        let contentHash = lineage.contentHash(of: tip)
+        let (lineage, tip) = builder.finish(version: version)
+        self.init(
+            lineage: lineage, tip: tip, contentHash: lineage.contentHash(of: tip), version: version,
+            generation: generation)
+    }
+
+    /// A version of `lineage` at `tip`; its gzip form is made when first asked for.
+    private convenience init(
+        lineage: FeedLineage, tip: FeedTip, contentHash: UInt64, version: ChattsVersion, generation: UInt64
+    ) {
         self.init(
             lineage: lineage, tip: tip, contentHash: contentHash, version: version, generation: generation,
-            identity: Lazy(ready: FeedRepresentation(body: body, contentHash: contentHash, coding: nil)),
-            gzip: Lazy())
+            identity: FeedRepresentation(body: tip.body, contentHash: contentHash, coding: nil), gzip: Lazy())
     }
 
     private init(
         lineage: FeedLineage, tip: FeedTip, contentHash: UInt64, version: ChattsVersion, generation: UInt64,
-        identity: Lazy<FeedRepresentation>, gzip: Lazy<FeedRepresentation>
+        identity: FeedRepresentation, gzip: Lazy<FeedRepresentation>
     ) {
         self.lineage = lineage
         self.tip = tip
         self.contentHash = contentHash
         self.version = version
         self.generation = generation
-        identityForm = identity
+        self.identity = identity
         gzipForm = gzip
-    }
-
-    /// A later version of the same lineage; its body and gzip form are made when first asked for.
-    private convenience init(after feed: EncodedFeed, tip: FeedTip, contentHash: UInt64, version: ChattsVersion,
-                             generation: UInt64) {
-        self.init(
-            lineage: feed.lineage, tip: tip, contentHash: contentHash, version: version, generation: generation,
-            identity: Lazy(), gzip: Lazy())
     }
 
     /// The same bytes at another generation, sharing whatever was already made for them.
     func retagged(_ generation: UInt64, version: ChattsVersion? = nil) -> EncodedFeed {
         EncodedFeed(
             lineage: lineage, tip: tip, contentHash: contentHash, version: version ?? self.version,
-            generation: generation, identity: identityForm, gzip: gzipForm)
+            generation: generation, identity: identity, gzip: gzipForm)
     }
 
     /// The number of rows.
     public var rowCount: Int { tip.rowCount }
-
-    /// The body as JSON, with its tag and headers, made (copied from the lineage) by the first caller.
-    public var identity: FeedRepresentation {
-        identityForm.get(makeIdentity)
-    }
-
-    /// `identity`, suspending instead of blocking while another caller makes it.
-    public func identityMade() async -> FeedRepresentation {
-        await identityForm.get(makeIdentity)
-    }
-
-    private func makeIdentity() -> FeedRepresentation {
-        FeedRepresentation(body: lineage.body(of: tip), contentHash: contentHash, coding: nil)
-    }
-
-    /// The body if some caller has made it; never waits.
-    public var identityIfReady: FeedRepresentation? {
-        identityForm.ifReady()
-    }
 
     /// The gzip representation if some caller of `gzipped()` has made it; never waits.
     public var gzippedIfReady: FeedRepresentation? {
@@ -94,21 +77,17 @@ public final class EncodedFeed: Sendable {
     /// one of the same lineage when the gzip stream has gone past this one. Should zlib fail, gzip clients get the
     /// identity body: always acceptable.
     public func gzipped() -> FeedRepresentation {
-        gzipForm.get { makeGzip(from: identity) }
+        gzipForm.get(makeGzip)
     }
 
-    /// `gzipped()`, suspending instead of blocking while another caller makes it (or the identity body).
+    /// `gzipped()`, suspending instead of blocking while another caller makes it.
     public func gzipped() async -> FeedRepresentation {
-        if let ready = gzipForm.ifReady() { return ready }
-        let identity = await identityMade()
-        return await gzipForm.get { makeGzip(from: identity) }
+        await gzipForm.get(makeGzip)
     }
 
-    private func makeGzip(from identity: FeedRepresentation) -> FeedRepresentation {
-        guard let (bytes, hash) = lineage.gzip(of: tip, identity: identity.body, contentHash: contentHash) else {
-            return identity
-        }
-        return FeedRepresentation(body: bytes, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
+    private func makeGzip() -> FeedRepresentation {
+        guard let (body, hash) = lineage.gzip(of: tip, contentHash: contentHash) else { return identity }
+        return FeedRepresentation(body: body, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
     }
 
     /// The id → row index.
@@ -122,11 +101,10 @@ public final class EncodedFeed: Sendable {
         // Row i runs from its "[" to just before the "," or "]" that follows it.
         let start = lineage.rowStart(range.lowerBound, in: tip)
         let end = lineage.rowStart(range.upperBound, in: tip) - 1
-        let slice = identity.body[start..<end]
         var out: [UInt8] = []
-        out.reserveCapacity(slice.count + 2)
+        out.reserveCapacity(end - start + 2)
         out.append(UInt8(ascii: "["))
-        out.append(contentsOf: slice)
+        identity.body.forEachSlice(in: start..<end) { out.append(contentsOf: $0) }
         out.append(UInt8(ascii: "]"))
         return out
     }
@@ -141,7 +119,7 @@ public final class EncodedFeed: Sendable {
         let added = next.rowCount - tip.rowCount
         let last = rows.map(\.sequence).max() ?? 0
         let version = ChattsVersion(count: version.count + added, lastSequence: max(version.lastSequence, last))
-        return EncodedFeed(after: self, tip: next, contentHash: hash, version: version, generation: generation)
+        return EncodedFeed(lineage: lineage, tip: next, contentHash: hash, version: version, generation: generation)
     }
 
     /// The version that `delta` (the store's chatts after this version's settled rows, and its version) shows,
@@ -151,6 +129,7 @@ public final class EncodedFeed: Sendable {
             let (next, hash) = lineage.replacingTail(of: tip, with: delta.chatts)
         else { return nil }
         guard next.serial != tip.serial else { return retagged(generation, version: delta.version) }
-        return EncodedFeed(after: self, tip: next, contentHash: hash, version: delta.version, generation: generation)
+        return EncodedFeed(
+            lineage: lineage, tip: next, contentHash: hash, version: delta.version, generation: generation)
     }
 }

@@ -12,13 +12,13 @@ public struct FeedIndex: Sendable {
 
     /// The row of the chatt with `id`, or nil when the feed does not hold it.
     public func row(of id: ChattID) -> Int? {
-        feed.lineage.row(of: id, in: feed.tip, identity: feed.identity.body)
+        feed.lineage.row(of: id, in: feed.tip)
     }
 
-    /// The id of the row whose `[` is at `rowStart` in `body`. Every row is `["name","message","id",...`: the id is
-    /// the third string, after two strings that may hold escapes. The encoder wrote these rows, so the id is
-    /// there; a row that somehow is not gives nil.
-    static func id(in body: [UInt8], rowStart: Int) -> ChattID? {
+    /// The id of the row whose `[` is at index `rowStart` of `body`, which holds the whole row. Every row is
+    /// `["name","message","id",...`: the id is the third string, after two strings that may hold escapes. The
+    /// encoder wrote these rows, so the id is there; a row that somehow is not gives nil.
+    static func id(in body: ArraySlice<UInt8>, rowStart: Int) -> ChattID? {
         var index = rowStart + 1  // "["
         index = endOfString(body, from: index) + 1  // name, then ","
         index = endOfString(body, from: index) + 1  // message, then ","
@@ -27,9 +27,9 @@ public struct FeedIndex: Sendable {
 
     /// The offset just past the JSON string whose opening quote is at `start`: a quote ends the string
     /// unless a backslash escapes it, and an escaped backslash escapes nothing further.
-    private static func endOfString(_ body: [UInt8], from start: Int) -> Int {
+    private static func endOfString(_ body: ArraySlice<UInt8>, from start: Int) -> Int {
         var index = start + 1
-        while index < body.count {
+        while index < body.endIndex {
             switch body[index] {
             case UInt8(ascii: "\\"): index += 2
             case UInt8(ascii: "\""): return index + 1

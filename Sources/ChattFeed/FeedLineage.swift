@@ -1,4 +1,5 @@
 import ChattModel
+import HTTPCore
 import Locking
 
 /// One feed's body as it grows, from one full read of the store to the next. Every version of the feed made on
@@ -9,39 +10,34 @@ import Locking
 /// only grow, and each settled row is encoded, hashed and compressed once. The tail is the newest rows (those
 /// of the latest change and `tailRows` before them), kept as chatts and encoded again for each version, because
 /// feed order is by time (migrations/0002): a transaction that began earlier and committed later, in another
-/// process, lands before rows already shown. Such a row still goes in its place while it sorts after the settled
-/// rows; one that sorts among them needs a full read.
+/// process, lands before rows already shown. Such a row still goes in its place among the newest rows while it
+/// sorts after the settled rows; one that sorts among them needs a full read.
 ///
-/// One body at a time: the newest body made (`base`) lends its settled bytes to the next, and the gzip stream
-/// keeps only its last snapshot, so versions that are never read cost no copy, and the feed is held once in each
-/// form (plus whatever a slow reader still sends).
+/// The settled bytes are segments (`SegmentedBytes`), and so is the gzip stream's output: a version's body is the
+/// segments settled so far plus its own tail, and its gzip form the stream's output so far plus its own finish.
+/// A version costs its tail, not a copy of the feed, and a reader still sending an older version holds only the
+/// segments that no newer version shares.
 final class FeedLineage: Sendable {
     /// Rows kept in the tail before the rows of the latest change.
     static let tailRows = 8
 
     let kind: ChattFeedCache.Kind
 
-    private struct Body: Sendable {
-        /// The newest body made so far; its first `baseSettled` bytes are settled rows, the same in every version.
-        var base: [UInt8]
-        var baseSettled: Int
-        /// The bytes of rows settled after `base` was made.
-        var settledExtra: [UInt8] = []
+    private struct Settled: Sendable {
+        var bytes: SegmentedBytes
         /// Where each settled row's `[` is.
-        var settledRowStarts: [Int]
+        var rowStarts: [Int]
         /// Over the settled bytes.
         var hasher: ContentHasher
         /// The newest version; only it can take in more rows.
         var tip: FeedTip
-
-        var settledLength: Int { baseSettled + settledExtra.count }
     }
 
     private struct Compressed: Sendable {
         var stream: GzipStream?
         var failed = false
         /// The last snapshot, and the content hash of the version it is the gzip form of.
-        var latest: (bytes: [UInt8], contentHash: UInt64)?
+        var latest: (body: HTTPBody, contentHash: UInt64)?
     }
 
     private struct SettledIndex: Sendable {
@@ -50,16 +46,15 @@ final class FeedLineage: Sendable {
         var indexed = 0
     }
 
-    private let body: Locked<Body>
+    private let settled: Locked<Settled>
     private let compressed = Locked(Compressed())
     private let index = Locked(SettledIndex())
 
-    fileprivate init(kind: ChattFeedCache.Kind, body: [UInt8], settledRowStarts: [Int], tip: FeedTip) {
+    fileprivate init(kind: ChattFeedCache.Kind, settled bytes: SegmentedBytes, rowStarts: [Int], tip: FeedTip) {
         self.kind = kind
         var hasher = ContentHasher()
-        body.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<tip.settledLength])) }
-        self.body = Locked(
-            Body(base: body, baseSettled: tip.settledLength, settledRowStarts: settledRowStarts, hasher: hasher, tip: tip))
+        for segment in bytes.segments { segment.withUnsafeBytes { hasher.update($0) } }
+        settled = Locked(Settled(bytes: bytes, rowStarts: rowStarts, hasher: hasher, tip: tip))
     }
 
     /// The content hash of the newest version's body, from the settled bytes' hash state.
@@ -72,7 +67,7 @@ final class FeedLineage: Sendable {
 
     /// The content hash of `tip`, which must be the newest version (as it is when the lineage has just been made).
     func contentHash(of tip: FeedTip) -> UInt64 {
-        body.withLock { Self.contentHash($0.hasher, tip) }
+        settled.withLock { Self.contentHash($0.hasher, tip) }
     }
 
     // MARK: - New versions
@@ -81,7 +76,7 @@ final class FeedLineage: Sendable {
     /// itself when every row is in it already; nil when `tip` is not the newest version, or a row sorts among
     /// the settled rows.
     func adding(_ rows: [SequencedChatt], to tip: FeedTip) -> (tip: FeedTip, contentHash: UInt64)? {
-        body.withLock { state in
+        settled.withLock { state in
             guard state.tip.serial == tip.serial else { return nil }
             var seen = Set(tip.tail.map(\.sequence))
             let fresh = rows.filter { seen.insert($0.sequence).inserted }
@@ -95,7 +90,7 @@ final class FeedLineage: Sendable {
     /// The version after `tip` whose rows after the settled ones are `rows` (all the store holds after
     /// `tip.boundary`, in feed order), and its content hash; nil when `tip` is not the newest version.
     func replacingTail(of tip: FeedTip, with rows: [SequencedChatt]) -> (tip: FeedTip, contentHash: UInt64)? {
-        body.withLock { state in
+        settled.withLock { state in
             guard state.tip.serial == tip.serial,
                 rows.allSatisfy({ row in tip.boundary.map { $0 < row.position } ?? true })
             else { return nil }
@@ -106,63 +101,41 @@ final class FeedLineage: Sendable {
     }
 
     /// Settles all but the newest `tailRows + added` rows of `tail` and makes the next tip.
-    private func advance(_ state: inout Body, tail: [SequencedChatt], added: Int) -> (tip: FeedTip, contentHash: UInt64) {
+    private func advance(_ state: inout Settled, tail: [SequencedChatt], added: Int) -> (tip: FeedTip, contentHash: UInt64) {
         let keep = min(tail.count, Self.tailRows + added)
         var settledRows = state.tip.settledRows
         var boundary = state.tip.boundary
         var bytes: [UInt8] = []
         for row in tail.dropLast(keep) {
             if settledRows > 0 { bytes.append(UInt8(ascii: ",")) }
-            state.settledRowStarts.append(state.settledLength + bytes.count)
+            state.rowStarts.append(state.bytes.count + bytes.count)
             ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
             settledRows += 1
             boundary = row.position
         }
         state.hasher.update(bytes)
-        state.settledExtra.append(contentsOf: bytes)
+        state.bytes.append(bytes)
         let next = FeedTip(
-            serial: state.tip.serial + 1, settledLength: state.settledLength, settledRows: settledRows,
+            serial: state.tip.serial + 1, settled: state.bytes.segments, settledRows: settledRows,
             boundary: boundary, tail: Array(tail.suffix(keep)), kind: kind)
         state.tip = next
         return (next, Self.contentHash(state.hasher, next))
     }
 
-    // MARK: - Bodies
-
-    /// The body of `tip`: settled bytes from the newest body made and those settled since, then its tail.
-    func body(of tip: FeedTip) -> [UInt8] {
-        // The big copy happens outside the lock; appends and other versions' bodies go on meanwhile.
-        let (base, baseSettled, extra) = body.withLock { state in
-            (state.base, state.baseSettled, Array(state.settledExtra.prefix(max(0, tip.settledLength - state.baseSettled))))
-        }
-        var made: [UInt8] = []
-        made.reserveCapacity(tip.length)
-        made.append(contentsOf: base[0..<min(baseSettled, tip.settledLength)])
-        made.append(contentsOf: extra)
-        made.append(contentsOf: tip.tailBytes)
-        made.append(UInt8(ascii: "]"))
-        body.withLock { state in
-            // The newest body made lends its settled bytes to the next: the feed is not held twice.
-            guard tip.settledLength >= state.baseSettled else { return }
-            state.settledExtra.removeFirst(tip.settledLength - state.baseSettled)
-            state.base = made
-            state.baseSettled = tip.settledLength
-        }
-        return made
-    }
+    // MARK: - Row offsets, gzip, index
 
     /// Where row `row` of `tip` starts in its body; `tip.rowCount` gives the body's length.
     func rowStart(_ row: Int, in tip: FeedTip) -> Int {
         if row >= tip.rowCount { return tip.length }
         if row >= tip.settledRows { return tip.settledLength + tip.tailRowStarts[row - tip.settledRows] }
-        return body.withLock { $0.settledRowStarts[row] }
+        return settled.withLock { $0.rowStarts[row] }
     }
 
-    /// The gzip form of `tip`'s body `identity`, with the content hash of the version it is of: this one, or a
-    /// newer one when the stream has already gone past this one's settled rows (a newer version is as good for
-    /// whoever asked). Nil if zlib failed. Compresses the rows settled since the last snapshot, then a copy of the
-    /// stream finishes the tail.
-    func gzip(of tip: FeedTip, identity: [UInt8], contentHash: UInt64) -> (bytes: [UInt8], contentHash: UInt64)? {
+    /// The gzip form of `tip`'s body, with the content hash of the version it is of: this one, or a newer one
+    /// when the stream has already gone past this one's settled rows (a newer version is as good for whoever
+    /// asked). Nil if zlib failed. Compresses the rows settled since the last snapshot, then a copy of the stream
+    /// finishes the tail.
+    func gzip(of tip: FeedTip, contentHash: UInt64) -> (body: HTTPBody, contentHash: UInt64)? {
         compressed.withLock { state in
             if state.stream == nil, !state.failed {
                 state.stream = GzipStream()
@@ -170,30 +143,57 @@ final class FeedLineage: Sendable {
             }
             guard let stream = state.stream else { return nil }
             if stream.consumed > tip.settledLength { return state.latest }
-            let fed = identity[stream.consumed..<tip.settledLength].withUnsafeBytes { stream.append($0) }
-            guard fed, let bytes = stream.snapshot(finishingWith: Array(identity[tip.settledLength...])) else {
+            var fed = true
+            HTTPBody(segments: tip.settled).forEachSlice(in: stream.consumed..<tip.settledLength) { slice in
+                fed = fed && slice.withUnsafeBytes { stream.append($0) }
+            }
+            guard fed, let body = stream.snapshot(finishingWith: tip.tailBytes + [UInt8(ascii: "]")]) else {
                 state.stream = nil
                 state.failed = true
                 return nil
             }
-            state.latest = (bytes, contentHash)
+            state.latest = (body, contentHash)
             return state.latest
         }
     }
 
-    /// The row holding `id` in `tip`, whose body is `identity`; settled rows are indexed on first demand.
-    func row(of id: ChattID, in tip: FeedTip, identity: [UInt8]) -> Int? {
+    /// The row holding `id` in `tip`; settled rows are indexed on first demand.
+    func row(of id: ChattID, in tip: FeedTip) -> Int? {
         let settled = index.withLock { index -> Int? in
             if index.indexed < tip.settledRows {
-                let starts = body.withLock { Array($0.settledRowStarts[index.indexed..<tip.settledRows]) }
+                let starts = self.settled.withLock { Array($0.rowStarts[index.indexed..<tip.settledRows]) }
+                var segments = SegmentWalk(tip.settled)
                 for (offset, start) in starts.enumerated() {
-                    if let id = FeedIndex.id(in: identity, rowStart: start) { index.rows[id] = index.indexed + offset }
+                    // Each row lies within one segment (see `FeedTip.settled`).
+                    let (segment, position) = segments.locate(start)
+                    if let id = FeedIndex.id(in: segment, rowStart: position) { index.rows[id] = index.indexed + offset }
                 }
                 index.indexed = tip.settledRows
             }
             return index.rows[id].flatMap { $0 < tip.settledRows ? $0 : nil }
         }
         return settled ?? tip.tailRow(of: id)
+    }
+}
+
+/// Finds the segment holding each of a rising series of offsets, walking forward.
+private struct SegmentWalk {
+    private let segments: [ArraySlice<UInt8>]
+    private var current = 0
+    /// The offset of `segments[current]`'s first byte.
+    private var start = 0
+
+    init(_ segments: [ArraySlice<UInt8>]) {
+        self.segments = segments
+    }
+
+    /// The segment holding byte `offset` (at least the last offset asked for), and that byte's index in it.
+    mutating func locate(_ offset: Int) -> (segment: ArraySlice<UInt8>, index: Int) {
+        while offset >= start + segments[current].count {
+            start += segments[current].count
+            current += 1
+        }
+        return (segments[current], segments[current].startIndex + offset - start)
     }
 }
 
@@ -223,8 +223,8 @@ struct FeedLineageBuilder {
         if recent.count > FeedLineage.tailRows + 1 { recent.removeFirst() }
     }
 
-    /// The lineage of the rows read, which make up `version`, its first tip and that tip's body.
-    consuming func finish(version: ChattsVersion) -> (lineage: FeedLineage, tip: FeedTip, body: [UInt8]) {
+    /// The lineage of the rows read, which make up `version`, and its first tip.
+    consuming func finish(version: ChattsVersion) -> (lineage: FeedLineage, tip: FeedTip) {
         let count = rowStarts.count
         let tailCount = keepsTail ? min(FeedLineage.tailRows, count) : 0
         let settledRows = count - tailCount
@@ -236,11 +236,12 @@ struct FeedLineageBuilder {
                 ? recent[recent.count - tailCount - 1].position
                 : FeedPosition(timestamp: last.chatt.timestamp, sequence: version.lastSequence)
         }
+        // The bytes read are the first segment, tail rows and all: the tip shows only their settled part.
+        let settled = SegmentedBytes(bytes[0..<settledLength])
         let tip = FeedTip(
-            serial: 0, settledLength: settledLength, settledRows: settledRows, boundary: boundary,
+            serial: 0, settled: settled.segments, settledRows: settledRows, boundary: boundary,
             tail: Array(recent.suffix(tailCount)), kind: kind)
-        bytes.append(UInt8(ascii: "]"))
-        let lineage = FeedLineage(kind: kind, body: bytes, settledRowStarts: Array(rowStarts[0..<settledRows]), tip: tip)
-        return (lineage, tip, bytes)
+        let lineage = FeedLineage(kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]), tip: tip)
+        return (lineage, tip)
     }
 }

@@ -3,10 +3,10 @@ import HTTPCore
 import JSON
 
 /// One representation of a feed: the body bytes, their entity tag, and the response headers that go with
-/// them. Built once and shared by every response (arrays are copy-on-write, so never copied per connection).
+/// them. Built once and shared by every response (its segments are shared, never copied per connection).
 public struct FeedRepresentation: Sendable {
     /// The bytes sent.
-    public let body: [UInt8]
+    public let body: HTTPBody
     /// Names these bytes (RFC 9110 §8.8.3).
     public let etag: EntityTag
     /// `Content-Type`, `ETag`, `Vary: Accept-Encoding`, and `Content-Encoding` for a coded body.
@@ -15,7 +15,7 @@ public struct FeedRepresentation: Sendable {
     /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
     /// database give the same feed the same tag.
     public init(identity body: [UInt8]) {
-        self.init(body: body, contentHash: ContentHash.hash(body), coding: nil)
+        self.init(body: HTTPBody(body), contentHash: ContentHash.hash(body), coding: nil)
     }
 
     /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding is
@@ -23,7 +23,7 @@ public struct FeedRepresentation: Sendable {
     /// names how the coded bytes were made from the identity bytes (for gzip, the level): the same identity
     /// bytes then give the same coded bytes under one tag in every process, and a build that codes differently
     /// (during a rolling upgrade) tags its bytes differently, as a strong validator must (RFC 9110 §8.8.3).
-    init(body: [UInt8], contentHash: UInt64, coding: String?, variant: String = "") {
+    init(body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "") {
         self.body = body
         let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 + variant } ?? "")
         // Invariant: hex digits, "-" and a coding token are all `etagc`, so the tag exists.

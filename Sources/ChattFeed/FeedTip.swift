@@ -1,11 +1,15 @@
 import ChattModel
+import HTTPCore
 
 /// Where one version of a feed stands in its `FeedLineage`: how much of the lineage's settled part it shows, and
 /// its tail, the newest rows, encoded for this version alone. Its body is the settled bytes, the tail bytes, `]`.
 struct FeedTip: Sendable {
     /// Which tip of the lineage this is; every change to the lineage makes a new one.
     let serial: UInt64
-    /// The settled bytes this version shows, from the opening `[`.
+    /// The settled bytes this version shows, from the opening `[`: segments shared with the lineage and with the
+    /// versions before and after it. Each holds whole rows (with the `,` before them).
+    let settled: [ArraySlice<UInt8>]
+    /// Their length.
     let settledLength: Int
     /// The settled rows this version shows.
     let settledRows: Int
@@ -23,13 +27,21 @@ struct FeedTip: Sendable {
     /// The length of this version's body, with its closing `]`.
     var length: Int { settledLength + tailBytes.count + 1 }
 
-    /// A tip over `settledRows` settled rows ending at `settledLength`, with `tail` encoded as `kind` rows.
+    /// This version's body: its settled segments, its tail, `]`. Nothing is copied.
+    var body: HTTPBody {
+        HTTPBody(segments: settled + [tailBytes[...], Self.closing[...]])
+    }
+
+    private static let closing = [UInt8(ascii: "]")]
+
+    /// A tip over the `settledRows` settled rows in `settled`, with `tail` encoded as `kind` rows.
     init(
-        serial: UInt64, settledLength: Int, settledRows: Int, boundary: FeedPosition?, tail: [SequencedChatt],
-        kind: ChattFeedCache.Kind
+        serial: UInt64, settled: [ArraySlice<UInt8>], settledRows: Int, boundary: FeedPosition?,
+        tail: [SequencedChatt], kind: ChattFeedCache.Kind
     ) {
         self.serial = serial
-        self.settledLength = settledLength
+        self.settled = settled
+        settledLength = settled.reduce(0) { $0 + $1.count }
         self.settledRows = settledRows
         self.boundary = boundary
         self.tail = tail

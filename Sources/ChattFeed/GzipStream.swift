@@ -1,4 +1,5 @@
 import CZlib
+import HTTPCore
 
 /// One gzip member (RFC 1952) compressed as its input grows: each byte is compressed once, and a snapshot is the
 /// member of everything so far plus a suffix, finished from a copy of the stream (zlib's `deflateCopy`) while the
@@ -10,16 +11,15 @@ import CZlib
 /// tag derived from the identity bytes stays a strong validator (RFC 9110 §8.8.3). A `Z_SYNC_FLUSH` per version
 /// would have made the bytes depend on when versions happened. (`GzipStreamTests` checks the equality.)
 ///
-/// Only the last snapshot is kept, and the stream's output since: a new snapshot reuses the old one's stream part,
-/// so the stream holds no second copy of the compressed feed.
+/// The stream's output is kept in segments (`SegmentedBytes`) that every snapshot shares: a snapshot is those
+/// segments plus its own finish, so the stream and its snapshots hold the compressed feed once.
 // @unchecked Sendable: a stream is only used under its owner's lock (FeedLineage's gzip state).
 final class GzipStream: @unchecked Sendable {
     private let stream: UnsafeMutablePointer<z_stream>
     /// Input bytes compressed so far.
     private(set) var consumed = 0
-    /// The last snapshot: the stream's output up to `snapshotStreamBytes`, then the finish of its copy.
-    private var lastSnapshot: [UInt8] = []
-    private var snapshotStreamBytes = 0
+    /// The stream's output up to the last snapshot, shared with the snapshots.
+    private var output = SegmentedBytes()
     /// The stream's output since the last snapshot.
     private var fresh: [UInt8] = []
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
@@ -55,7 +55,7 @@ final class GzipStream: @unchecked Sendable {
     }
 
     /// The gzip member of everything appended, then `suffix`; nil if zlib failed. The stream goes on without it.
-    func snapshot(finishingWith suffix: [UInt8]) -> [UInt8]? {
+    func snapshot(finishingWith suffix: [UInt8]) -> HTTPBody? {
         let copy = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         defer { copy.deallocate() }
         guard deflateCopy(copy, stream) == Z_OK else { return nil }
@@ -63,15 +63,9 @@ final class GzipStream: @unchecked Sendable {
         var finish: [UInt8] = []
         let status = suffix.withUnsafeBytes { run(copy, $0, flush: Z_FINISH, into: &finish) }
         guard status == Z_STREAM_END else { return nil }
-        var member: [UInt8] = []
-        member.reserveCapacity(snapshotStreamBytes + fresh.count + finish.count)
-        member.append(contentsOf: lastSnapshot[0..<snapshotStreamBytes])
-        member.append(contentsOf: fresh)
-        member.append(contentsOf: finish)
-        snapshotStreamBytes += fresh.count
-        fresh.removeAll()
-        lastSnapshot = member
-        return member
+        output.append(fresh)
+        fresh = []
+        return HTTPBody(segments: output.segments + [finish[...]])
     }
 
     /// Feeds `input` to `target` with `flush`, appending whatever it writes to `output`; zlib's last status.

@@ -19,11 +19,6 @@ final class Lazy<Value: Sendable>: Sendable {
         phase = Locked(.empty)
     }
 
-    /// A value made already (by whoever had it at hand).
-    init(ready value: Value) {
-        phase = Locked(.ready(value))
-    }
-
     /// The value if it has been made; never waits.
     func ifReady() -> Value? {
         phase.withLock { phase in

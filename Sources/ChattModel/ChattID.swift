@@ -20,7 +20,12 @@ public struct ChattID: Hashable, Sendable {
 
     /// Parses the 36 bytes at `bytes[start...]`; nil unless they are a canonical UUID.
     public init?(_ bytes: [UInt8], _ start: Int) {
-        guard start >= 0, start + Self.textLength <= bytes.count else { return nil }
+        self.init(bytes[...], start)
+    }
+
+    /// Parses the 36 bytes at `bytes[start...]` (an index of the slice); nil unless they are a canonical UUID.
+    public init?(_ bytes: ArraySlice<UInt8>, _ start: Int) {
+        guard start >= bytes.startIndex, start + Self.textLength <= bytes.endIndex else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
         var digits = 0

@@ -4,8 +4,8 @@ import JSON
 public struct HTTPResponse: Sendable, Equatable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
-    /// The body bytes. Arrays are copy-on-write, so a cached body is shared, not copied, per connection.
-    public var body: [UInt8]
+    /// The body bytes, in shared segments: a cached body is never copied per connection.
+    public var body: HTTPBody
     /// The route that answered, as logs and metrics name it; nil when no route did (an unknown path or a
     /// request that could not be parsed). Never sent.
     public var route: String?
@@ -14,6 +14,10 @@ public struct HTTPResponse: Sendable, Equatable {
     public var cause: String?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.init(status: status, headers: headers, body: HTTPBody(body))
+    }
+
+    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: HTTPBody) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -98,6 +98,6 @@ final class HTTP1Driver: ProtocolDriver {
                 response, version: framing.version, keepAlive: framing.keepAlive, dateLine: dateLine,
                 extraField: (RequestID.headerName, record.id), into: &bytes)
         }
-        if framing.includesBody { output.append(shared: response.body[...]) }
+        if framing.includesBody { output.append(shared: response.body) }
     }
 }

@@ -7,7 +7,7 @@ import HTTPCore
 /// queue in arrival order for `nextComplete` (and `nextRejected`). Request semantics are ours (`HTTP2RequestHead`).
 ///
 /// Frames are written straight into the connection's output. Response bodies are never copied: DATA frames are
-/// produced with `NGHTTP2_DATA_FLAG_NO_COPY`, and each payload goes out as a slice of the response's own body.
+/// produced with `NGHTTP2_DATA_FLAG_NO_COPY`, and each payload goes out as slices of the response body's segments.
 final class HTTP2Session {
     /// What happened to the connection as a whole, in order, for the machine.
     enum Event: Equatable {
@@ -167,7 +167,7 @@ final class HTTP2Session {
         }
         let sendsData = includeBody && !response.body.isEmpty
         state.phase = .responding
-        state.responseBody = sendsData ? response.body : []
+        state.responseBody = sendsData ? response.body : HTTPBody()
         state.resetWhenSent = resetAfter
         fields.assemble(response, requestID: requestID, date: date)
         let result = fields.withArray { nva in
@@ -259,14 +259,15 @@ final class HTTP2Session {
         return (count, state.sent + count == state.responseBody.count)
     }
 
-    /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then a slice.
+    /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then slices of the
+    /// body's segments (a frame may span two).
     func sendData(on stream: Int32, header: UnsafePointer<UInt8>, length: Int) -> Bool {
         guard let sink, let state = streams[stream] else { return false }
         sink.pointee.append(UnsafeBufferPointer(start: header, count: 9))
-        sink.pointee.append(shared: state.responseBody[state.sent..<(state.sent + length)])
+        state.responseBody.forEachSlice(in: state.sent..<(state.sent + length)) { sink.pointee.append(shared: $0) }
         state.sent += length
         if state.sent == state.responseBody.count {
-            state.responseBody = []
+            state.responseBody = HTTPBody()
             state.sent = 0
             if state.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
         }

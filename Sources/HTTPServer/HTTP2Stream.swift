@@ -30,7 +30,7 @@ final class HTTP2Stream {
     /// The bookkeeping of the request being answered (see `RequestRecorder`).
     var record: RequestRecorder.Record?
     /// The response body still to send, from `sent` on.
-    var responseBody: [UInt8] = []
+    var responseBody = HTTPBody()
     var sent = 0
     /// Reset the stream with NO_ERROR once its response is out: the client may still be sending a body we
     /// refused, and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.

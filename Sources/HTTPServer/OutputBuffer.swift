@@ -1,3 +1,5 @@
+import HTTPCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,6 +57,12 @@ struct OutputBuffer {
         guard bytes.count > Self.copyLimit else { return append(bytes) }
         pieces.append(.shared(bytes))
         byteCount += bytes.count
+    }
+
+    /// Queues each segment of `body` as a shared piece: plain TCP then writes them with one `sendmsg`, and TLS
+    /// gathers the small ones into records.
+    mutating func append(shared body: HTTPBody) {
+        for segment in body.segments { append(shared: segment) }
     }
 
     /// Lets `write` append bytes to the staging buffer directly (a serializer writing a head).

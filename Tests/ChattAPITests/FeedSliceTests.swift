@@ -34,7 +34,7 @@ private func id(_ serial: Int) -> String {
             for end in start...expected.count {
                 let slice = Array(expected[start..<end])
                 let encoded = path == "/getmaps" ? ChattRowEncoder.mapsRows(slice) : ChattRowEncoder.chattsRows(slice)
-                if encoded == response.body { return slice }
+                if encoded.elementsEqual(response.body) { return slice }
             }
         }
         return []

@@ -38,7 +38,7 @@ import Testing
         #expect(repository.snapshotReads == 1, "one read of the store for all of them")
         gate.release()
         answered.wait()
-        let bodies = answers.withLock { $0.map(\.body) }
+        let bodies = answers.withLock { $0.map(\.body.bytes) }
         #expect(answers.withLock { $0.allSatisfy { $0.status == .ok } })
         #expect(Set(bodies).count == 1 && bodies.count == 200)
         #expect(String(decoding: bodies[0], as: UTF8.self).contains("\"3\""))

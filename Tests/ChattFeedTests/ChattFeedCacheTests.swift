@@ -26,7 +26,7 @@ private func chatt(_ serial: Int) -> NewChatt {
 }
 
 private func messages(_ feed: EncodedFeed) -> [String] {
-    let rows = (try? JSONParser.parse(feed.identity.body)) ?? .null
+    let rows = (try? JSONParser.parse(feed.identity.body.bytes)) ?? .null
     guard case .array(let items) = rows else { return [] }
     return items.compactMap { row in
         guard case .array(let fields) = row, fields.count > 1, case .string(let message) = fields[1] else { return nil }

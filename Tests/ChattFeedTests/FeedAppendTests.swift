@@ -4,7 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
-private func chatt(_ serial: Int) -> NewChatt {
+func variedChatt(_ serial: Int) -> NewChatt {
     // Escapes, non-ASCII and geodata on some rows, so that the bytes compared are not all alike.
     NewChatt(
         name: "user\(serial % 7)", message: serial % 5 == 0 ? "quote \" and é \(serial)" : "message \(serial)",
@@ -12,12 +12,12 @@ private func chatt(_ serial: Int) -> NewChatt {
 }
 
 /// A feed read in full from `repository` by a cache of its own.
-private func rebuilt(_ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository) throws -> EncodedFeed {
+func rebuilt(_ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository) throws -> EncodedFeed {
     try ChattFeedCache().feed(kind, from: repository)
 }
 
 /// Every byte and tag a client can see of `feed` is what a full read gives, and so are its slices and row index.
-private func expectSameAsRebuilt(
+func expectSameAsRebuilt(
     _ feed: EncodedFeed, _ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository,
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
@@ -55,7 +55,7 @@ private func expectSameAsRebuilt(
             var rows: [SequencedChatt] = []
             for _ in 0..<size {
                 serial += 1
-                rows += try repository.add(chatt(serial)).chatts
+                rows += try repository.add(variedChatt(serial)).chatts
             }
             cache.append(ChattBatch(rows))
             let feed = try #require(cache.currentFeed(kind), "appended, so current with no read")
@@ -67,7 +67,7 @@ private func expectSameAsRebuilt(
 
     @Test func aPostsBatchIsTakenInOnceWhicheverOfItsPostsComesFirst() throws {
         _ = try cache.feed(.maps, from: repository)
-        let batch = ChattBatch(try (1...3).flatMap { try repository.add(chatt($0)).chatts })
+        let batch = ChattBatch(try (1...3).flatMap { try repository.add(variedChatt($0)).chatts })
         cache.append(batch)
         let generation = cache.generation
         cache.append(batch)
@@ -78,8 +78,8 @@ private func expectSameAsRebuilt(
 
     @Test func batchesTakenInOutOfCommitOrderStillComeOutInFeedOrder() throws {
         _ = try cache.feed(.chatts, from: repository)
-        let first = try repository.add(chatt(1))
-        let second = try repository.add(chatt(2))
+        let first = try repository.add(variedChatt(1))
+        let second = try repository.add(variedChatt(2))
         // The second commit's post runs first.
         cache.append(second)
         cache.append(first)
@@ -88,11 +88,11 @@ private func expectSameAsRebuilt(
     }
 
     @Test func aRowCommittedLateByAnotherWriterGoesInItsPlaceAmongTheNewest() throws {
-        for serial in 1...20 { try repository.add(chatt(serial)) }
+        for serial in 1...20 { try repository.add(variedChatt(serial)) }
         _ = try cache.feed(.maps, from: repository)
-        cache.append(try repository.add(chatt(21)))
+        cache.append(try repository.add(variedChatt(21)))
         // Another process's transaction began before chatt 21's and committed after it: it sorts before 21.
-        repository.storeCommitted(chatt(99), timestamp: "2026-03-25T08:11:59.100020Z")
+        repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100020Z")
         cache.chattsAdded()
         let feed = try cache.feed(.maps, from: repository)
         #expect(repository.snapshotReads == 1 && repository.deltaReads == 1, "caught up, not read again")
@@ -100,9 +100,9 @@ private func expectSameAsRebuilt(
     }
 
     @Test func aRowThatSortsAmongTheSettledOnesIsReadInFull() throws {
-        for serial in 1...40 { try repository.add(chatt(serial)) }
+        for serial in 1...40 { try repository.add(variedChatt(serial)) }
         _ = try cache.feed(.maps, from: repository)
-        repository.storeCommitted(chatt(99), timestamp: "2026-03-25T08:11:59.100002Z")
+        repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100002Z")
         cache.chattsAdded()
         let feed = try cache.feed(.maps, from: repository)
         try expectSameAsRebuilt(feed, .maps, repository)
@@ -110,9 +110,9 @@ private func expectSameAsRebuilt(
     }
 
     @Test func anAnnouncedInsertIsCaughtUpWithTheNewRowsOnly() throws {
-        for serial in 1...3 { try repository.add(chatt(serial)) }
+        for serial in 1...3 { try repository.add(variedChatt(serial)) }
         _ = try cache.feed(.chatts, from: repository)
-        for serial in 4...6 { try repository.add(chatt(serial)) }
+        for serial in 4...6 { try repository.add(variedChatt(serial)) }
         cache.chattsAdded()
         #expect(cache.currentFeed(.chatts) == nil)
         try expectSameAsRebuilt(try cache.feed(.chatts, from: repository), .chatts, repository)
@@ -120,27 +120,27 @@ private func expectSameAsRebuilt(
         // Nothing new since: a catch-up that finds nothing keeps the same bytes.
         cache.chattsAdded()
         let again = try cache.feed(.chatts, from: repository)
-        #expect(again.identity.body == ChattRowEncoder.chattsRows(repository.chatts))
+        #expect(again.identity.body.bytes == ChattRowEncoder.chattsRows(repository.chatts))
     }
 
     @Test func aStaleFeedIsNotAppendedToButReadAfterwards() throws {
-        try repository.add(chatt(1))
+        try repository.add(variedChatt(1))
         _ = try cache.feed(.maps, from: repository)
         // An operator's DELETE was announced; a post then lands before anyone read.
         cache.invalidate()
-        cache.append(try repository.add(chatt(2)))
+        cache.append(try repository.add(variedChatt(2)))
         #expect(cache.currentFeed(.maps) == nil)
         try expectSameAsRebuilt(try cache.feed(.maps, from: repository), .maps, repository)
         #expect(repository.snapshotReads == 2 + 1 && repository.deltaReads == 0, "an edit means a full read")
     }
 
     @Test func aPostIsInTheFeedBeforeItsAnswerEvenWhenTheFeedWasBeingRead() throws {
-        try repository.add(chatt(1))
+        try repository.add(variedChatt(1))
         let gate = repository.holdNextSnapshot()
         let leader = onThreads(1) { _ in _ = try? self.cache.feed(.maps, from: self.repository) }
         gate.waitUntilEntered()
         // The post commits and is taken in while the read that began before it is still running.
-        cache.append(try repository.add(chatt(2)))
+        cache.append(try repository.add(variedChatt(2)))
         gate.release()
         leader.wait()
         let feed = try cache.feed(.maps, from: repository)
@@ -149,23 +149,23 @@ private func expectSameAsRebuilt(
 
     @Test func untrustedReadsServeTheAppendedFeedAfterTheVersionCheck() throws {
         let untrusted = ChattFeedCache()
-        try repository.add(chatt(1))
+        try repository.add(variedChatt(1))
         _ = try untrusted.feed(.maps, from: repository)
-        untrusted.append(try repository.add(chatt(2)))
+        untrusted.append(try repository.add(variedChatt(2)))
         let feed = try untrusted.feed(.maps, from: repository)
         #expect(feed.rowCount == 2)
         #expect(repository.snapshotReads == 1 && repository.versionReads == 2)
         // A change the version shows and no one announced is still read in full.
-        try repository.add(chatt(3))
+        try repository.add(variedChatt(3))
         #expect(try untrusted.feed(.maps, from: repository).rowCount == 3)
         #expect(repository.snapshotReads == 2)
     }
 
     @Test func aLostNotificationFallsBackToTheVersionCheck() throws {
-        try repository.add(chatt(1))
+        try repository.add(variedChatt(1))
         _ = try cache.feed(.maps, from: repository)
         // Another process committed, then died before announcing it.
-        try repository.add(chatt(2))
+        try repository.add(variedChatt(2))
         let store = try repository.version()
         cache.audit(storeVersion: store)
         #expect(cache.currentFeed(.maps)?.rowCount == 1, "one check apart could be an announcement on its way")
@@ -180,14 +180,14 @@ private func expectSameAsRebuilt(
     }
 
     @Test func aReadBetweenTwoChecksClearsTheSuspicion() throws {
-        try repository.add(chatt(1))
+        try repository.add(variedChatt(1))
         _ = try cache.feed(.maps, from: repository)
-        try repository.add(chatt(2))
+        try repository.add(variedChatt(2))
         cache.audit(storeVersion: try repository.version())
         // The announcement arrived after all, and a read caught up: then the store moved on again.
         cache.chattsAdded()
         _ = try cache.feed(.maps, from: repository)
-        try repository.add(chatt(3))
+        try repository.add(variedChatt(3))
         cache.audit(storeVersion: try repository.version())
         #expect(cache.currentFeed(.maps) != nil, "a counted read came between the two checks")
     }
@@ -202,16 +202,16 @@ private func expectSameAsRebuilt(
         _ = try cache.feed(.maps, from: repository)
         var versions: [EncodedFeed] = []
         for serial in 1...20 {
-            cache.append(try repository.add(chatt(serial)))
+            cache.append(try repository.add(variedChatt(serial)))
             versions.append(try #require(cache.currentFeed(.maps)))
         }
         let newest = versions[19].gzipped()
         // The stream has gone past version 5's rows: a newer version is as good for whoever held version 5.
         let older = versions[4].gzipped()
         #expect(older.etag == newest.etag && older.body == newest.body)
-        #expect(gunzip(older.body) == versions[19].identity.body)
+        #expect(gunzip(older.body.bytes) == versions[19].identity.body.bytes)
         // Its identity is still its own.
-        #expect(versions[4].identity.body == ChattRowEncoder.mapsRows(Array(repository.chatts.prefix(5))))
+        #expect(versions[4].identity.body.bytes == ChattRowEncoder.mapsRows(Array(repository.chatts.prefix(5))))
     }
 
     @Test func readersOfEveryFormRunBesideAppendsAndSeeConsistentVersions() throws {
@@ -221,13 +221,13 @@ private func expectSameAsRebuilt(
         _ = try cache.feed(.maps, from: repository)
         let posters = onThreads(4) { thread in
             for index in 0..<40 {
-                if let batch = try? repository.add(chatt(thread * 1000 + index)) { cache.append(batch) }
+                if let batch = try? repository.add(variedChatt(thread * 1000 + index)) { cache.append(batch) }
             }
         }
         let readers = onThreads(4) { thread in
             for _ in 0..<60 {
                 guard let feed = try? cache.feed(.maps, from: repository) else { continue }
-                let body = thread % 2 == 0 ? feed.identity.body : (gunzip(feed.gzipped().body) ?? [])
+                let body = thread % 2 == 0 ? feed.identity.body.bytes : (gunzip(feed.gzipped().body.bytes) ?? [])
                 #expect(ChattFeedCacheTests.isJSONArray(body))
                 if let last = repository.chatts.first, let id = ChattID(Substring(last.id)) {
                     #expect(feed.rowCount == 0 || feed.rowIndex().row(of: id) == 0)
@@ -237,8 +237,8 @@ private func expectSameAsRebuilt(
         posters.wait()
         readers.wait()
         let feed = try cache.feed(.maps, from: repository)
-        #expect(feed.identity.body == ChattRowEncoder.mapsRows(repository.chatts))
-        #expect(gunzip(feed.gzipped().body) == feed.identity.body)
+        #expect(feed.identity.body.bytes == ChattRowEncoder.mapsRows(repository.chatts))
+        #expect(gunzip(feed.gzipped().body.bytes) == feed.identity.body.bytes)
     }
 }
 

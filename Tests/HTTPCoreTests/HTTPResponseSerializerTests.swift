@@ -5,7 +5,7 @@ import Testing
 @Suite struct HTTPResponseSerializerTests {
     private let date = "Sun, 06 Nov 1994 08:49:37 GMT"
 
-    private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+    private func text(_ bytes: some Collection<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func jsonResponseWithKeepAlive() {
         let head = HTTPResponseSerializer.head(.json(.ok, Array("{}".utf8)), keepAlive: true, date: date)

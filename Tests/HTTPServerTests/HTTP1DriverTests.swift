@@ -48,6 +48,26 @@ import Testing
         #expect(pipeline.exchanges.withLock { $0.map(\.version) } == [.http1_1, .http1_1])
     }
 
+    @Test func aBodyOfSegmentsLeavesWholeAndInOrderThroughASocketThatTakesLittleAtATime() {
+        let text = Array(String(repeating: "abcdefghi,", count: 4_000).utf8)
+        let sizes = [30_000, 1, 5, 4_000, 2_994, 3_000]
+        var segments: [ArraySlice<UInt8>] = []
+        for size in sizes { segments.append(text[segments.reduce(0) { $0 + $1.count }...].prefix(size)) }
+        let body = HTTPBody(segments: segments)
+        let pipeline = FakePipeline { $0.tls = nil; $0.http2.enabled = false }
+        pipeline.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n" + Self.get)
+        pipeline.queue.sync { pipeline.io.writeRoom = 1_000 }
+        pipeline.answerHeld(HTTPResponse(status: .ok, body: body))
+        var written = pipeline.written()
+        #expect(written.count == 1_000)
+        for _ in 0..<6 {
+            pipeline.makeRoom(7_777)
+            written += pipeline.written()
+        }
+        let responses = Self.responses(written)
+        #expect(responses.map(\.body) == [String(decoding: text, as: UTF8.self), #""/a""#])
+    }
+
     @Test func aWriteThatMakesNoProgressEndsTheConnectionAtTheSendDeadline() {
         let pipeline = FakePipeline { $0.tls = nil; $0.http2.enabled = false; $0.timeouts.minimumBytesPerSecond = 0 }
         pipeline.queue.sync { pipeline.io.writeRoom = 0 }

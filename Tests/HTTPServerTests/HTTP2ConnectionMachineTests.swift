@@ -163,6 +163,30 @@ import Testing
         #expect(pair.peer.responses[stream]?.complete == true)
     }
 
+    @Test(arguments: [65_535, 1000])
+    func aBodyOfManySegmentsArrivesByteForByteWithFramesSpanningThem(_ window: Int) throws {
+        // Segment ends inside frames and frame ends inside segments (frames carry at most 16 384 bytes here),
+        // one-byte segments, one larger than several frames.
+        let sizes = [1, 16_383, 2, 40_000, 1, 1, 5_000, 16_384, 70_001, 3]
+        let storage = (0..<sizes.reduce(0, +)).map { UInt8(truncatingIfNeeded: $0 * 31 + 5) }
+        var segments: [ArraySlice<UInt8>] = []
+        for size in sizes { segments.append(storage[segments.reduce(0) { $0 + $1.count }...].prefix(size)) }
+        let body = HTTPBody(segments: segments)
+        let pair = Pair(peer: HTTP2Peer(initialWindow: UInt32(window), consumesData: false))
+        pair.handler = { _ in HTTPResponse(status: .ok, body: body) }
+        let stream = pair.peer.request("GET", "/getmaps")
+        pair.exchange()
+        while pair.peer.responses[stream]?.complete != true {
+            let received = pair.peer.responses[stream]?.body.count ?? 0
+            #expect(received % window == 0, "as much as each window allows")
+            pair.peer.allow(Int32(window), on: stream)
+            pair.exchange()
+            #expect((pair.peer.responses[stream]?.body.count ?? 0) > received, "progress at every window")
+        }
+        #expect(pair.peer.responses[stream]?.body == storage)
+        #expect(pair.peer.responses[stream]?.header("content-length") == String(storage.count))
+    }
+
     @Test func aOneKibibyteClientWindowIsHonouredExactlyUntilWindowUpdate() throws {
         let big = (0..<10_000).map { UInt8(truncatingIfNeeded: $0) }
         let pair = Pair(peer: HTTP2Peer(initialWindow: 1024, consumesData: false))

@@ -1,3 +1,4 @@
+import HTTPCore
 @testable import HTTPServer
 import Testing
 
@@ -96,6 +97,39 @@ import Glibc
             var vectored = buffer
             #expect(Self.drainVectored(&vectored, limit: limit).bytes == expected, "vectored, limit \(limit)")
         }
+    }
+
+    @Test func aBodyOfSegmentsIsWrittenFromTheSegmentsThemselves() {
+        // A feed version: a large shared segment, small ones settled since, a medium one, the tail and "]".
+        let storage = (0..<120_000).map { UInt8(truncatingIfNeeded: $0 * 13) }
+        let sizes = [90_000, 300, 700, 20_000, 8_800, 199, 1]
+        var segments: [ArraySlice<UInt8>] = []
+        for size in sizes { segments.append(storage[segments.reduce(0) { $0 + $1.count }...].prefix(size)) }
+        let body = HTTPBody(segments: segments)
+        let head = Array("HTTP/1.1 200 OK\r\n\r\n".utf8)
+        var buffer = OutputBuffer()
+        buffer.append(head)
+        buffer.append(shared: body)
+        var vectored = buffer
+        var offered: [UnsafeRawPointer?] = []
+        _ = vectored.writeVectored { vectors in
+            offered = vectors.map { UnsafeRawPointer($0.iov_base) }
+            return .done(1)
+        }
+        let large = segments.filter { $0.count > OutputBuffer.copyLimit }
+        let addresses = large.map { segment in segment.withUnsafeBytes { $0.baseAddress } }
+        // The head | 90 000 | 300 and 700 staged together | 20 000 | 8 800 | 199 and 1 staged together.
+        #expect(offered.count == 6, "small segments staged, each large one in place")
+        #expect(addresses.allSatisfy { offered.contains($0) }, "large segments are offered where they lie")
+        let expected = head + Array(storage.prefix(body.count))
+        #expect(Self.drainVectored(&buffer, limit: 5_000).bytes == expected)
+        var gathered = OutputBuffer()
+        gathered.append(head)
+        gathered.append(shared: body)
+        let (bytes, writes) = Self.drain(&gathered)
+        #expect(bytes == expected)
+        #expect(writes.allSatisfy { $0 <= OutputBuffer.gatherBytes || $0 == 90_000 - (OutputBuffer.gatherBytes - head.count) },
+                "TLS records of at most 16 KiB, but for the rest of the one segment larger than that")
     }
 
     @Test func stagedBytesAreWrittenDirectlyIntoTheBuffer() {

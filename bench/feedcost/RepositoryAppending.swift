@@ -20,6 +20,10 @@ final class BenchRepository: ChattRepository {
 
     func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch { fatalError("posts go through addBatch") }
 
+    func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void) {
+        fatalError("posts go through addBatch")
+    }
+
     func snapshot() throws(RepositoryError) -> ChattSnapshot {
         let all = rows.withLock { $0 }
         return ChattSnapshot(chatts: all.map(\.chatt), version: ChattsVersion(count: all.count, lastSequence: Int64(all.count)))

@@ -6,9 +6,11 @@
 # revisions before and after the incremental feeds run the same program.
 # Usage: bench/feedcost/cost.sh REV ROWS BATCH ITERATIONS identity|gzip RUNS
 # Under valgrind: FEEDBENCH_WRAP="valgrind --tool=callgrind" (run with ITERATIONS 0 too, and subtract).
+# FEEDBENCH_MAIN names another program of this folder to build and run instead (segments.sh does).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-(( $# == 6 )) || { sed -n '7p' "$0" | sed 's/^# //'; exit 64; }
+main=${FEEDBENCH_MAIN:-Bench.swift}
+[[ $main != Bench.swift ]] || (( $# == 6 )) || { sed -n '7p' "$0" | sed 's/^# //'; exit 64; }
 rev=$1
 shift
 dir=${CHATTERD_BUILD_DIR:-$ROOT/.build}/feedcost/$(git -C "$ROOT" rev-parse --short "$rev")
@@ -16,11 +18,13 @@ if [[ ! -d $dir ]]; then
     git clone -q --shared "$ROOT" "$dir"
     git -C "$dir" checkout -q "$rev"
 fi
+rm -rf "$dir/Sources/FeedBench"
 mkdir -p "$dir/Sources/FeedBench"
-cp "$ROOT/bench/feedcost/Bench.swift" "$dir/Sources/FeedBench/"
+cp "$ROOT/bench/feedcost/$main" "$dir/Sources/FeedBench/Program.swift"
+cp "$ROOT/bench/feedcost/Rows.swift" "$dir/Sources/FeedBench/"
 repository=RepositoryRebuilding.swift
 grep -q readChatts "$dir/Sources/ChattModel/ChattRepository.swift" && repository=RepositoryAppending.swift
 cp "$ROOT/bench/feedcost/$repository" "$dir/Sources/FeedBench/Repository.swift"
-grep -q FeedBench "$dir/Package.swift" || sed -i 's|^\(        \.executableTarget(name: "chatterd".*\)$|\1\n        .executableTarget(name: "FeedBench", dependencies: ["ChattFeed", "ChattModel", "Locking"]),|' "$dir/Package.swift"
+grep -q FeedBench "$dir/Package.swift" || sed -i 's|^\(        \.executableTarget(name: "chatterd".*\)$|\1\n        .executableTarget(name: "FeedBench", dependencies: ["ChattFeed", "ChattModel", "HTTPCore", "Locking"]),|' "$dir/Package.swift"
 (cd "$dir" && swift build -c release --product FeedBench >/dev/null)
 ${FEEDBENCH_WRAP:-} "$dir/.build/release/FeedBench" "$@"

@@ -2,8 +2,9 @@
 # requests, RSS MB, CPU s, threads, bytes read) into the Markdown table, the verdict on each performance target, and
 # HTTP/2 against nginx's and against chatterd's own HTTP/1.1.
 # Variables: baselines ("scenario=baseline ..."), http11 ("h2 scenario=its HTTP/1.1 scenario ..."),
-# connections (wrk and h2load -c), streams (h2load -m), body_bytes (/getmaps body), idle_threads (of the idle
-# server before the load).
+# connections (wrk and h2load -c), streams (h2load -m), body_bytes (/getmaps body), gzip_bytes (chatterd's gzip
+# form of it), idle_threads (of the idle server before the load), built_kb (chatterd's RSS once its feed is
+# built after a start), held ("before_kb after_kb readers" from bench/lib/held_versions.py).
 BEGIN {
     FS = "\t"
     split(baselines, pairs, " ")
@@ -94,6 +95,41 @@ function mix_target(text, get,    km, kg, kp, predicted, r) {
         rps[kg], rps[kp]), r >= 0.8)
 }
 
+# Rows for the mix's peak RSS over TRANSPORT against the read-only peak (getmaps, getmaps-gzip) and against
+# body + gzip.
+function mix_memory_targets(transport,    km, read, s, forms) {
+    km = "mix" SUBSEP transport
+    forms = (body_bytes + gzip_bytes) / 1048576
+    read = -1
+    for (s in reads) if ((reads[s] SUBSEP transport) in rss) read = max(read, rss[reads[s] SUBSEP transport] + 0)
+    if (!(km in rss) || read <= 0 || gzip_bytes <= 0) {
+        target("peak RSS in the 90/10 mix ≤ 1.2 × the read-only peak and ≤ 4 × (body + gzip), " transport, "-", "")
+        return
+    }
+    target(sprintf("peak RSS in the 90/10 mix ≤ 1.2 × the read-only peak (getmaps, getmaps-gzip), %s", transport),
+        sprintf("%.2f × (%.1f vs %.1f MB)", rss[km] / read, rss[km], read), rss[km] <= 1.2 * read)
+    target(sprintf("peak RSS in the 90/10 mix ≤ 4 × (body + gzip) = %.1f MB, %s", 4 * forms, transport),
+        sprintf("%.2f × (%.1f MB)", rss[km] / forms, rss[km]), rss[km] <= 4 * forms)
+}
+
+function max(a, b) { return a > b ? a : b }
+
+# Rows for the process after a start on the stored feed, and for readers holding older versions.
+function held_memory_targets(    forms, parts, per) {
+    forms = (body_bytes + gzip_bytes) / 1048576
+    if (built_kb > 0 && gzip_bytes > 0)
+        target(sprintf("RSS after a start with %d chatts stored, once the feed is built (both forms) ≤ 4 × (body + gzip) = %.1f MB",
+            rows, 4 * forms), sprintf("%.2f × (%.1f MB)", built_kb / 1024 / forms, built_kb / 1024),
+            built_kb / 1024 <= 4 * forms)
+    else target("RSS after a start, once the feed is built ≤ 4 × (body + gzip)", "-", "")
+    if (split(held, parts, " ") == 3 && parts[3] > 0 && gzip_bytes > 0) {
+        per = (parts[2] - parts[1]) / parts[3] / 1024
+        target(sprintf("RSS per slow reader holding an older version ≤ 1/16 × (body + gzip) = %.2f MB (a whole version was body + gzip; meant for --rows 100000)",
+            forms / 16), sprintf("%.3f MB (%d readers: %.1f → %.1f MB)", per, parts[3], parts[1] / 1024,
+            parts[2] / 1024), per <= forms / 16)
+    } else target("RSS per slow reader holding an older version ≤ 1/16 × (body + gzip)", "-", "")
+}
+
 function targets(    k, f, i, peak, at, growth, per, g, h, budget) {
     print "| target (TLS, wrk -c" connections ") | measured | |"
     print "|---|---|---|"
@@ -133,6 +169,10 @@ function targets(    k, f, i, peak, at, growth, per, g, h, budget) {
         target(sprintf("server RSS ≤ 2 × (body + its gzip form) = %.1f MB (meant for --rows 100000; at %d rows the idle process dominates)",
             budget, rows), sprintf("peak %.1f MB (%s)", peak, at), peak <= budget)
     else target("server RSS ≤ 2 × (body + its gzip form)", "-", "")
+    reads[1] = "getmaps"; reads[2] = "getmaps-gzip"
+    mix_memory_targets("tls")
+    mix_memory_targets("plain")
+    held_memory_targets()
     k = "getmaps-conns" SUBSEP "tls"; g = "getmaps" SUBSEP "tls"
     if ((k in rss) && (g in rss) && body_bytes > 0) {
         growth = rss[k] - rss[g]

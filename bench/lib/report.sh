@@ -40,5 +40,7 @@ bench_report() {
         "${BENCH_IDLE_THREADS:--}" "${BENCH_IDLE_THREADS_AFTER:--}"
     awk -v baselines="$baselines" -v http11="$http11" -v connections="$BENCH_CONNECTIONS" \
         -v streams="$BENCH_H2_STREAMS" -v body_bytes="$body_bytes" -v gzip_bytes="${BENCH_CHATTERD_GZIP_BYTES:-0}" \
-        -v rows="$BENCH_ROWS" -v idle_threads="${BENCH_IDLE_THREADS:-}" -f bench/lib/report.awk "$BENCH_RESULTS"
+        -v rows="$BENCH_ROWS" -v idle_threads="${BENCH_IDLE_THREADS:-}" -v built_kb="${BENCH_BUILT_KB:-0}" \
+        -v held="${BENCH_HELD:-}" \
+        -f bench/lib/report.awk "$BENCH_RESULTS"
 }

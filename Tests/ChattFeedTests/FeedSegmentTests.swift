@@ -1,0 +1,91 @@
+@testable import ChattFeed
+import ChattModel
+import HTTPCore
+import Locking
+import TestSupport
+import Testing
+
+/// Feed versions made of shared segments: each version's bytes are a rebuilt feed's in both forms, versions share
+/// what they have in common, and a segment no version or response holds any more is freed.
+@Suite struct FeedSegmentTests {
+    let repository = InMemoryChattRepository()
+    let cache = ChattFeedCache()
+    private let serial = Locked(0)
+
+    init() {
+        cache.setNotificationsTrusted(true)
+    }
+
+    /// Stores `count` chatts and reads the feed in full.
+    private func read(_ kind: ChattFeedCache.Kind, after count: Int) throws -> EncodedFeed {
+        for _ in 0..<count { try add() }
+        return try cache.feed(kind, from: repository)
+    }
+
+    /// Posts `size` chatts as one batch, and returns the version that took them in.
+    private func post(_ size: Int, _ kind: ChattFeedCache.Kind) throws -> EncodedFeed {
+        var rows: [SequencedChatt] = []
+        for _ in 0..<size { rows += try add().chatts }
+        cache.append(ChattBatch(rows))
+        return try #require(cache.currentFeed(kind), "appended, so current with no read")
+    }
+
+    @discardableResult
+    private func add() throws -> ChattBatch {
+        let next = serial.withLock { serial in
+            serial += 1
+            return serial
+        }
+        return try repository.add(variedChatt(next))
+    }
+
+    @Test(arguments: [ChattFeedCache.Kind.maps, .chatts])
+    func everyVersionOfManyBatchesIsTheRebuiltFeedInBothFormsAndSharesTheRead(
+        _ kind: ChattFeedCache.Kind
+    ) throws {
+        // Rows posted after the read stay under half of it, so that no merge reaches the read's segment.
+        let first = try read(kind, after: 400)
+        let readBytes = try #require(first.identity.body.segments.first)
+        let readGzip = try #require(first.gzipped().body.segments.first)
+        for round in 0..<100 {
+            let feed = try post([1, 1, 2, 1, 1, 3, 1, 1][round % 8], kind)
+            try expectSameAsRebuilt(feed, kind, repository)
+            let identity = feed.identity.body.bytes
+            #expect(gunzip(feed.gzipped().body.bytes) == identity, "round \(round)")
+            #expect(feed.gzipped().body.bytes == Gzip.compress(identity), "one-shot gzip of the same bytes")
+            #expect(address(feed.identity.body.segments[0]) == address(readBytes), "the full read is shared")
+            #expect(address(feed.gzipped().body.segments[0]) == address(readGzip), "so is its compressed form")
+            #expect(feed.identity.body.segments.count <= 12 && feed.gzipped().body.segments.count <= 12)
+        }
+    }
+
+    @Test func aReaderOfAnOldVersionAloneHoldsOnlyWhatNoNewerOneSharesAndItGoesWithIt() throws {
+        let first = try read(.maps, after: 400)
+        let readLength = first.tip.settledLength
+        for _ in 0..<6 { _ = try post(1, .maps).gzipped() }
+        // Readers still sending an older version: all they hold are its segments.
+        var identityProbes: [ArraySlice<UInt8>] = []
+        var gzipProbes: [ArraySlice<UInt8>] = []
+        do {
+            let old = try #require(cache.currentFeed(.maps))
+            let oldIdentity = HTTPResponse(status: .ok, body: old.identity.body)
+            let oldGzip = HTTPResponse(status: .ok, body: old.gzipped().body)
+            var newest = old
+            for _ in 0..<40 {
+                newest = try post(1, .maps)
+                _ = newest.gzipped()
+            }
+            let sharedIdentity = Set(newest.identity.body.segments.map(address))
+            let sharedGzip = Set(newest.gzipped().body.segments.map(address))
+            identityProbes = oldIdentity.body.segments.filter { !sharedIdentity.contains(address($0)) }
+            gzipProbes = oldGzip.body.segments.filter { !sharedGzip.contains(address($0)) }
+            let alone = identityProbes.map(\.count).reduce(0, +)
+            #expect(sharedIdentity.contains(address(oldIdentity.body.segments[0])), "the read is shared")
+            #expect(alone > 0 && alone <= old.tip.length - readLength, "at most the rows since the read, its tail, ]")
+            #expect(!gzipProbes.isEmpty && gzipProbes.count < oldGzip.body.segments.count)
+        }
+        // The old version and its responses are gone: nothing but the probes holds the segments they alone had.
+        for index in identityProbes.indices { #expect(isSoleOwner(&identityProbes[index]), "identity \(index)") }
+        for index in gzipProbes.indices { #expect(isSoleOwner(&gzipProbes[index]), "gzip \(index)") }
+    }
+}
