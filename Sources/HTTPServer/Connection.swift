@@ -31,6 +31,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private var readWaitsForWritable = false
     /// The last write found the socket full; the next waits until it is writable.
     private var writeBlocked = false
+    /// Reads in one turn on the queue before the connection steps aside (readiness is edge-triggered, so it
+    /// queues its next turn itself).
+    static let readsPerTurn = 4
 
     init(
         id: Int, io: any ConnectionIO, queue: DispatchQueue, peer: ClientAddress, admitted: IPAddress?,
@@ -127,9 +130,11 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     // MARK: - Moving on
 
-    /// Does what `step` says, then keeps going until the connection has to wait.
+    /// Does what `step` says, then keeps going until the connection has to wait, or has read `readsPerTurn` times:
+    /// then it lets the other connections of its queue have a turn and goes on after them.
     private func proceed(_ step: DriverStep) {
         var step = step
+        var reads = 0
         while let driver, carryOut(step) {
             let now = clock()
             if let (request, ticket) = driver.nextRequest(at: now) {
@@ -143,6 +148,10 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
                 guard mayHaveInput, let ended = discardInput() else { return }
                 step = ended
             } else if driver.wantsInput, !readWaitsForWritable, mayHaveInput || io.hasBufferedInput {
+                // A client that keeps sending (HTTP/2 streams answered at once, pipelined requests) would otherwise
+                // hold the queue while the other connections' requests wait.
+                guard reads < Self.readsPerTurn else { return queue.async { self.proceed(DriverStep()) } }
+                reads += 1
                 guard let read = read(driver) else { return }
                 step = read
             } else {

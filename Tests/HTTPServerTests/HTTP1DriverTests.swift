@@ -36,6 +36,24 @@ import Testing
         #expect(!pipeline.isClosed)
     }
 
+    @Test func aClientThatKeepsSendingIsReadAFewTimesATurnAndTheRestInTurnsTheConnectionQueuesItself() {
+        let pipeline = FakePipeline { $0.tls = nil; $0.http2.enabled = false }
+        let count = 3 * Connection.readsPerTurn + 1
+        let unread = pipeline.queue.sync {
+            for _ in 0..<count { pipeline.io.input.append(Array(Self.get.utf8)) }
+            pipeline.connection.socketReadable()
+            return pipeline.io.input.count
+        }
+        #expect(unread == count - Connection.readsPerTurn, "one turn reads readsPerTurn times, then steps aside")
+        // No readiness event comes again (edge-triggered): each turn queues the next behind the queue's other work,
+        // so every wait on the queue lets at least one more turn run.
+        var waits = 0
+        while waits < count, pipeline.queue.sync(execute: { !pipeline.io.input.isEmpty }) { waits += 1 }
+        #expect(pipeline.queue.sync { pipeline.io.input.isEmpty })
+        #expect(Self.responses(pipeline.written()).count == count)
+        #expect(!pipeline.isClosed)
+    }
+
     @Test func aResponseThatFillsTheSocketGoesOnWhenItIsWritableAndTheNextRequestWaits() {
         let pipeline = FakePipeline()  // plain HTTP with HTTP/2 on: the first bytes are sniffed, then HTTP/1.1
         pipeline.queue.sync { pipeline.io.writeRoom = 10 }
