@@ -23,25 +23,24 @@ def resident_kb(pid):
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def read_feed(host, port, gzip):
+def exchange(host, port, method, path, body=None, headers=None):
+    """One request on a connection of its own; the body is read whole and must come with 200."""
     connection = http.client.HTTPConnection(host, port, timeout=60)
-    connection.request("GET", "/getmaps", headers={"Accept-Encoding": "gzip"} if gzip else {})
+    connection.request(method, path, body=body, headers=headers or {})
     response = connection.getresponse()
     response.read()
     connection.close()
     if response.status != 200:
-        raise RuntimeError(f"GET /getmaps: {response.status}")
+        raise RuntimeError(f"{method} {path}: {response.status}")
+
+
+def read_feed(host, port, gzip):
+    exchange(host, port, "GET", "/getmaps", headers={"Accept-Encoding": "gzip"} if gzip else {})
 
 
 def post(host, port, serial):
     body = json.dumps({"name": "held", "message": f"held version {serial}", "geodata": None})
-    connection = http.client.HTTPConnection(host, port, timeout=60)
-    connection.request("POST", "/postmaps", body=body, headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    response.read()
-    connection.close()
-    if response.status != 200:
-        raise RuntimeError(f"POST /postmaps: {response.status}")
+    exchange(host, port, "POST", "/postmaps", body=body, headers={"Content-Type": "application/json"})
 
 
 def stalled_reader(host, port, gzip):
