@@ -25,8 +25,8 @@ let package = Package(
         .target(name: "Locking"),
         // Swift tasks run on Dispatch queues rather than the cooperative pool.
         .target(name: "TaskExecution"),
-        // System calls with EINTR retried and every failure surfaced as an error.
-        .target(name: "Syscalls"),
+        // System calls with EINTR retried and every failure surfaced as an error; an epoll set reported on a queue.
+        .target(name: "Syscalls", dependencies: ["CEpoll"]),
         // The byte classes HTTP and JSON share (digits, hex digits), and numbers written as digits.
         .target(name: "ASCII"),
         // JSON text: a strict parser and a string encoder, shared by the server and the client.
@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
         // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
-        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "TaskExecution"]),
+        .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "Syscalls", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
         .target(
             name: "ChatterdKit",
@@ -83,7 +83,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["ChattModel", "ChattFeed", "TaskExecution", "Locking", "Logging", "Syscalls", "CZlib"],
             path: "Tests/TestSupport"),
-        .testTarget(name: "SyscallsTests", dependencies: ["Syscalls"]),
+        .testTarget(name: "SyscallsTests", dependencies: ["Syscalls", "CEpoll", "Locking"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
