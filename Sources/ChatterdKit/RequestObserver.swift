@@ -28,8 +28,11 @@ struct RequestObserver: Sendable {
             line.integer("status", status)
             line.string("cause", exchange.response.cause ?? exchange.response.status.reason)
             logger.emit(&line)
-        } else if let cause = exchange.response.cause, var line = logger.line(.warn, "stale_feed_served") {
-            // Only a feed served past a database failure (--stale-if-error) carries a cause below 500.
+        } else if let cause = exchange.response.cause, !exchange.response.headers.values("Age").isEmpty,
+            var line = logger.line(.warn, "stale_feed_served")
+        {
+            // A feed served past a database failure (--stale-if-error) is the one answer with `Age`, and its cause
+            // is that failure; a 4xx carries its reason as cause too, and is no stale feed.
             describe(exchange, in: &line)
             line.string("cause", cause)
             logger.emit(&line)

@@ -41,6 +41,26 @@ import TestSupport
             #"request_id=bad-1 method=- path=- status=501 cause="method not implemented""#) == true, "\(lines)")
     }
 
+    @Test func onlyAStaleFeedWithAgeIsLoggedAsOneAndAClientErrorIsNot() {
+        let pipe = LogPipe()
+        let observer = RequestObserver(metrics: RequestMetrics(), logger: pipe.logger(level: .warn))
+        observer.observe(HTTPExchange(
+            request: HTTPRequest(method: .POST, target: "/postmaps", path: "/postmaps"),
+            response: .error(.unprocessableContent, "geodata must be a JSON array"), bodyBytes: 45, seconds: 0,
+            remoteAddress: "[::1]:4000", requestID: "refused-1"))
+        var stale = HTTPResponse.json(.ok, Array("[]".utf8))
+        stale.headers.add("Age", "3")
+        stale.cause = "snapshot: StoreError(database connection lost)"
+        observer.observe(HTTPExchange(
+            request: HTTPRequest(method: .GET, target: "/getmaps", path: "/getmaps"), response: stale,
+            bodyBytes: 2, seconds: 0.01, remoteAddress: "[::1]:4001", requestID: "stale-1"))
+        observer.logger.writer.flush()
+        // Lines come in order: had the 422 been logged, its line would be the first.
+        let lines = pipe.lines(1)
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("event=stale_feed_served request_id=stale-1") == true, "\(lines)")
+    }
+
     @Test func aServerErrorLogsTheCauseItsResponseCarries() {
         let pipe = LogPipe()
         let observer = RequestObserver(metrics: RequestMetrics(), logger: pipe.logger(level: .error))
