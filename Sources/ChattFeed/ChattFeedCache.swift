@@ -18,7 +18,7 @@ import Locking
 /// (`invalidate`) makes the next read a full one.
 ///
 /// While change notifications are trusted, a feed tagged with the current generation is served with no
-/// database access at all. Otherwise every read first asks `repository.version()`, and a feed read at that
+/// database access at all. Otherwise every read first asks `repository.version(before:)`, and a feed read at that
 /// version is current; a version not seen before bumps the generation, so the tagging above covers it too.
 ///
 /// When many requests find a feed stale together, one reads the store (single flight); the others wait for it

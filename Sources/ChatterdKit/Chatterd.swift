@@ -52,10 +52,11 @@ public enum Chatterd {
         // Two arenas (one per core) nearly halved peak memory under load when 64 handler threads read feeds, for
         // the cost of some lock contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
-        // A feed's body and gzip form are made anew for each version read. Left to itself glibc raises its mmap
-        // threshold past their size after the first is freed, and then serves them from an arena that keeps the
-        // freed ones resident, several feeds' worth. Fixed at 4 MiB (above any other buffer chatterd makes), big
-        // buffers are mapped and unmapped, and RSS holds the feed about once (measured: bench/RESULTS.md,
+        // A full read of the store makes a feed's bytes anew (its first segment, then its gzip output), and
+        // merging segments makes buffers of up to 4 MiB. Left to itself glibc raises its mmap threshold past the
+        // size of the first big buffer freed, and then serves the next ones from an arena that keeps the freed ones
+        // resident, several feeds' worth. Fixed at 4 MiB (above any other buffer chatterd makes), big buffers are
+        // mapped and unmapped, and RSS holds the feed about once (measured before segments: bench/RESULTS.md,
         // "mmap threshold").
         mallopt(M_MMAP_THRESHOLD, 4 << 20)
         let logger = makeLogger(options.log)
