@@ -162,6 +162,10 @@ final class HTTP2ConnectionMachine {
         guard !more else { return Actions() }
         blockedSince = nil
         rateWindow = nil
+        // Everything sent has left: a response still held back waits on the client's window. (Until then the
+        // client may not have had the bytes it would open the window for, and a full socket is the connection's
+        // deadlines' to measure.)
+        session.observeWindows(at: now)
         guard phase != .lingering, phase != .closed else { return Actions() }
         if phase == .closing || (phase == .draining && openStreamCount == 0) || !session.isActive {
             phase = .lingering
@@ -208,11 +212,7 @@ final class HTTP2ConnectionMachine {
                 return Actions(ending: .close(.idle))
             }
         case .open, .draining:
-            for (stream, state) in session.streams {
-                if let since = state.arrivingSince, now >= since + timeouts.bodyIdleSeconds {
-                    session.reject(stream, with: .error(.requestTimeout, "request timed out"))
-                }
-            }
+            checkStreams(at: now)
             if phase == .open, let idleSince, now >= idleSince + timeouts.keepAliveIdleSeconds {
                 goAway(because: .idle)
                 phase = .closing
@@ -224,15 +224,23 @@ final class HTTP2ConnectionMachine {
     }
 
     /// Whether this connection may be shed at the connection cap, and how it stands (see `ConnectionStanding`):
-    /// never while a request is with the handler; measured while its output is blocked; else only when idle.
+    /// never while a request is with the handler; measured while its output is blocked; else when idle, or when
+    /// every open stream waits on the client (as the stream that moves best of them stands).
     func standing(at now: Instant) -> ConnectionStanding? {
         guard phase != .closed, !session.streams.values.contains(where: \.isHandling) else { return nil }
         if let rateWindow { return rateWindow.standing(at: now, timeouts) }
         switch phase {
         case .awaitingPreface: return .idle(since: startedAt, at: now, timeouts: timeouts)
         case .lingering: return .lingering(since: lingeringSince)
-        default: return idleSince.flatMap { .idle(since: $0, at: now, timeouts: timeouts) }
+        default: break
         }
+        if let idleSince { return .idle(since: idleSince, at: now, timeouts: timeouts) }
+        var best: ConnectionStanding?
+        for state in session.streams.values {
+            guard let standing = state.standing(at: now, timeouts) else { return nil }
+            best = max(best ?? standing, standing)
+        }
+        return best
     }
 
     /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
@@ -249,6 +257,31 @@ final class HTTP2ConnectionMachine {
         case .draining, .closing, .lingering, .closed:
             return Actions()
         }
+    }
+
+    /// Holds each stream to its deadlines (see `HTTP2Stream+Deadlines`): a request too slow is answered 408, a
+    /// response the client's window holds back too long is reset. When nothing else on the connection moves then,
+    /// the connection follows: GOAWAY, and it closes once that is written.
+    private func checkStreams(at now: Instant) {
+        var stalled = false
+        for (stream, state) in session.streams {
+            switch state.check(at: now, timeouts) {
+            case .onTime:
+                break
+            case .requestTimedOut:
+                session.reject(stream, with: .error(.requestTimeout, "request timed out"))
+            case .requestTooSlow:
+                session.reject(stream, with: .error(.requestTimeout, "request too slow"))
+            case .responseStalled:
+                session.abandon(stream, code: NGHTTP2_CANCEL.rawValue)
+                stalled = true
+            }
+        }
+        guard stalled, session.streams.values.allSatisfy({ $0.isAbandoned || $0.windowStalledSince != nil }) else {
+            return
+        }
+        if phase == .open { goAway(because: .sendStalled) } else { endReason = .sendStalled }
+        phase = .closing
     }
 
     /// Queues GOAWAY NO_ERROR with the last stream processed (see `goawayQueued`).
@@ -283,8 +316,8 @@ final class HTTP2ConnectionMachine {
         return actions
     }
 
-    /// The earliest deadline now: the preface, a stalled request body, the idle connection, the send idle, the end
-    /// of the output's rate window, or the end of lingering.
+    /// The earliest deadline now: the preface, a stream's (see `HTTP2Stream+Deadlines`), the idle connection, the
+    /// send idle, the end of the output's rate window, or the end of lingering.
     private var deadline: Instant {
         var next = Instant.distantFuture
         if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
@@ -294,7 +327,7 @@ final class HTTP2ConnectionMachine {
             next = min(next, startedAt + timeouts.headerSeconds)
         case .open, .draining:
             for state in session.streams.values {
-                if let since = state.arrivingSince { next = min(next, since + timeouts.bodyIdleSeconds) }
+                if let deadline = state.deadline(timeouts) { next = min(next, deadline) }
             }
             if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
         case .lingering:

@@ -28,6 +28,12 @@ final class HTTP2Session {
 
     private var session: OpaquePointer?
     private let limits: HTTPLimits
+    /// Request body bytes held for streams still arriving, and the most the connection may hold: past it, the
+    /// stream whose DATA would pass it is refused (REFUSED_STREAM), so its client may send it again.
+    private(set) var bufferedBodyBytes = 0
+    private let maxBufferedBodyBytes: Int
+    /// Streams with response body bytes still to send.
+    private var sendingCount = 0
     /// Every stream open now, and those closed while their request was with the handler (until it answers).
     private(set) var streams: [Int32: HTTP2Stream] = [:]
     /// Streams open now.
@@ -47,6 +53,8 @@ final class HTTP2Session {
     /// A server session that will send `settings` first.
     init(limits: HTTPLimits, configuration: HTTP2Configuration) {
         self.limits = limits
+        let (budget, overflow) = limits.maxBodyBytes.multipliedReportingOverflow(by: configuration.maxBufferedBodies)
+        maxBufferedBodyBytes = overflow ? .max : budget
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -141,8 +149,28 @@ final class HTTP2Session {
     func reject(_ stream: Int32, with response: HTTPResponse) {
         guard let state = streams[stream] else { return }
         state.phase = .rejected(response)
-        state.body = []
+        releaseBody(of: state)
         rejected.append(stream)
+    }
+
+    /// Resets `stream` with `code` and gives it up: nothing more of it is read, handed out or sent.
+    func abandon(_ stream: Int32, code: UInt32) {
+        guard let state = streams[stream], !state.isAbandoned else { return }
+        releaseBody(of: state)
+        releaseResponse(of: state)
+        state.phase = .abandoned
+        reset(stream, code: code)
+    }
+
+    /// Notes, for each response with body still to send, whether the client's flow-control window (the stream's
+    /// and the connection's) lets it move now. Call when everything sent has left the connection's output.
+    func observeWindows(at now: Instant) {
+        guard sendingCount > 0 else { return }
+        let connectionWindow = nghttp2_session_get_remote_window_size(session)
+        for (stream, state) in streams where state.hasBodyToSend {
+            let window = min(connectionWindow, nghttp2_session_get_stream_remote_window_size(session, stream))
+            state.windowObserved(open: window > 0, at: now)
+        }
     }
 
     /// Whether nghttp2 still wants to read or write; when neither, the session is over.
@@ -168,6 +196,7 @@ final class HTTP2Session {
         let sendsData = includeBody && !response.body.isEmpty
         state.phase = .responding
         state.responseBody = sendsData ? response.body : HTTPBody()
+        if sendsData { sendingCount += 1 }
         state.resetWhenSent = resetAfter
         fields.assemble(response, requestID: requestID, date: date)
         let result = fields.withArray { nva in
@@ -177,7 +206,10 @@ final class HTTP2Session {
             return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
         // Fails only for a stream nghttp2 has closed already: nothing to send.
-        if result != 0 { state.resetWhenSent = false }
+        if result != 0 {
+            state.resetWhenSent = false
+            releaseResponse(of: state)
+        }
     }
 
     /// Resets `stream` with `code` (a stream error, RFC 9113 §5.4.2).
@@ -206,16 +238,19 @@ final class HTTP2Session {
     func frameReceived(_ header: nghttp2_frame_hd) {
         let stream = header.stream_id
         guard let state = streams[stream], case .arriving = state.phase else { return }
+        let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         if header.type == UInt8(NGHTTP2_HEADERS.rawValue), state.request == nil {
             do {
                 state.request = try state.head.request(body: [])
             } catch {
                 return reject(stream, with: error.response)
             }
+            // A body is measured from the end of its head, as HTTP/1.1 measures one.
+            if !endsStream { state.bodyRate = RateWindow(startingAt: receivedAt) }
         }
-        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, var request = state.request else { return }
+        guard endsStream, var request = state.request else { return }
         request.body = state.body
-        state.body = []
+        releaseBody(of: state)
         state.request = nil
         state.phase = .complete(request)
         complete.append(stream)
@@ -226,13 +261,19 @@ final class HTTP2Session {
         guard state.body.count + bytes.count <= limits.maxBodyBytes else {
             return reject(stream, with: HTTPParseError.bodyTooLarge.response)
         }
+        guard bufferedBodyBytes + bytes.count <= maxBufferedBodyBytes else {
+            return abandon(stream, code: NGHTTP2_REFUSED_STREAM.rawValue)
+        }
         state.body.append(contentsOf: bytes)
-        state.phase = .arriving(since: receivedAt)
+        bufferedBodyBytes += bytes.count
+        state.bodyArrived(bytes.count, at: receivedAt)
     }
 
     func streamClosed(_ stream: Int32) {
         guard let state = streams[stream] else { return }
         openCount -= 1
+        releaseBody(of: state)
+        releaseResponse(of: state)
         // A request with the handler keeps its record for the answer, which is then reported but not sent.
         if state.isHandling { state.phase = .closedWhileHandling } else { streams[stream] = nil }
         events.append(.streamClosed(stream))
@@ -265,21 +306,34 @@ final class HTTP2Session {
         guard let sink, let state = streams[stream] else { return false }
         sink.pointee.append(UnsafeBufferPointer(start: header, count: 9))
         state.responseBody.forEachSlice(in: state.sent..<(state.sent + length)) { sink.pointee.append(shared: $0) }
-        state.sent += length
-        if state.sent == state.responseBody.count {
-            state.responseBody = HTTPBody()
-            state.sent = 0
+        state.dataSent(length)
+        if !state.hasBodyToSend {
+            sendingCount -= 1
             if state.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
         }
         return true
+    }
+
+    /// Drops the request body `state` holds from the connection's budget.
+    private func releaseBody(of state: HTTP2Stream) {
+        bufferedBodyBytes -= state.body.count
+        state.body = []
+    }
+
+    /// Drops the response body `state` has still to send.
+    private func releaseResponse(of state: HTTP2Stream) {
+        if state.hasBodyToSend { sendingCount -= 1 }
+        state.dropResponse()
     }
 }
 
 extension HTTP2Stream.Phase {
     /// Whether the stream is still open in nghttp2.
     fileprivate var isOpen: Bool {
-        if case .closedWhileHandling = self { return false }
-        return true
+        switch self {
+        case .closedWhileHandling, .abandoned: false
+        default: true
+        }
     }
 }
 

@@ -19,6 +19,9 @@ final class HTTP2Stream {
         case responding
         /// The client reset it while its request was with the handler: the answer is reported, not sent.
         case closedWhileHandling
+        /// We reset it (refused before any processing, or its response given up on): nothing more is read or
+        /// sent, and nghttp2 closes it once the RST_STREAM is out.
+        case abandoned
     }
 
     var phase: Phase
@@ -27,11 +30,21 @@ final class HTTP2Stream {
     /// The request once its header block ended acceptably (the body is still arriving).
     var request: HTTPRequest?
     var body: [UInt8] = []
+    /// The request body's rate window, from the end of the header block, as HTTP/1.1 measures a body.
+    var bodyRate: RateWindow?
     /// The bookkeeping of the request being answered (see `RequestRecorder`).
     var record: RequestRecorder.Record?
     /// The response body still to send, from `sent` on.
     var responseBody = HTTPBody()
     var sent = 0
+    /// When the response body first had a chance to go out: its rate is measured from then.
+    var sendingSince: Instant?
+    /// Since when the response has waited on the client's flow-control window (its own or the connection's)
+    /// without a byte going out; nil while it may send, or has nothing left to send.
+    var windowStalledSince: Instant?
+    /// While the response waits on the client's window, when the current rate check period began: its rate is
+    /// checked at the end of each.
+    var windowRateFrom: Instant?
     /// Reset the stream with NO_ERROR once its response is out: the client may still be sending a body we
     /// refused, and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.
     var resetWhenSent = false
@@ -41,15 +54,51 @@ final class HTTP2Stream {
         phase = .arriving(since: now)
     }
 
-    /// Its request's body has stalled since this instant, while it is arriving.
-    var arrivingSince: Instant? {
-        if case .arriving(let since) = phase { return since }
-        return nil
-    }
-
     /// Whether its request is with the handler.
     var isHandling: Bool {
         if case .handling = phase { return true }
         return false
+    }
+
+    /// Whether we reset it (see `Phase.abandoned`).
+    var isAbandoned: Bool {
+        if case .abandoned = phase { return true }
+        return false
+    }
+
+    /// Whether response body bytes are still to be sent.
+    var hasBodyToSend: Bool { sent < responseBody.count }
+
+    /// Request body bytes arrived at `now`.
+    func bodyArrived(_ count: Int, at now: Instant) {
+        bodyRate?.add(count)
+        phase = .arriving(since: now)
+    }
+
+    /// `count` bytes of the response body went out in a DATA frame.
+    func dataSent(_ count: Int) {
+        sent += count
+        windowStalledSince = nil
+        if !hasBodyToSend { dropResponse() }
+    }
+
+    /// Whether the client's flow-control window lets the response move, as found at `now`.
+    func windowObserved(open: Bool, at now: Instant) {
+        if sendingSince == nil { sendingSince = now }
+        guard !open else {
+            windowStalledSince = nil
+            return
+        }
+        if windowStalledSince == nil { windowStalledSince = now }
+        if windowRateFrom == nil { windowRateFrom = now }
+    }
+
+    /// Forgets the response body still to send, and how it moved.
+    func dropResponse() {
+        responseBody = HTTPBody()
+        sent = 0
+        sendingSince = nil
+        windowStalledSince = nil
+        windowRateFrom = nil
     }
 }

@@ -54,6 +54,11 @@ public struct HTTP2Configuration: Sendable {
     /// PING and SETTINGS acknowledgements queued for a client that does not read them; past that, the
     /// connection closes (a PING or SETTINGS flood).
     public var maxQueuedAcks = 100
+    /// Request bodies one connection may hold while they arrive, in `HTTPLimits.maxBodyBytes` each (HTTP/1.1
+    /// holds at most one). A stream whose DATA would pass it is refused with REFUSED_STREAM, which tells the client
+    /// nothing of it was processed (RFC 9113 §8.7), so it may send it again; without it a connection's 100 streams
+    /// could hold 100 bodies.
+    public var maxBufferedBodies = 4
     /// Output queued for one connection before no more frames are made, so a slow reader holds at most this
     /// much of copied frames (response bodies are shared, never copied per stream).
     public var maxQueuedOutputBytes = 256 * 1024

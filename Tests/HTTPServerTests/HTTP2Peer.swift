@@ -20,7 +20,8 @@ final class HTTP2Peer {
     private(set) var responses: [Int32: Response] = [:]
     /// GOAWAY frames received: last stream id and error code.
     private(set) var goaways: [(lastStream: Int32, code: UInt32)] = []
-    private var bodies: [Int32: (bytes: [UInt8], offset: Int)] = [:]
+    /// Request bodies being sent: the bytes supplied so far, how many went out, and whether that is all.
+    private var bodies: [Int32: (bytes: [UInt8], offset: Int, ended: Bool)] = [:]
     /// Whether to answer the server's DATA with WINDOW_UPDATE (off: the client's windows only shrink).
     private let consumesData: Bool
 
@@ -81,8 +82,8 @@ final class HTTP2Peer {
         nghttp2_session_del(session)
     }
 
-    /// Queues a request; returns its stream id. With `holdBody`, the HEADERS go out without END_STREAM and the
-    /// body never follows.
+    /// Queues a request; returns its stream id. With `holdBody`, the HEADERS (and `body`, if any) go out without
+    /// END_STREAM, and more of the body follows only as `supply` gives it.
     @discardableResult
     func request(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
@@ -109,8 +110,15 @@ final class HTTP2Peer {
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: peerBody)
             return nghttp2_submit_request(session, nil, &nva, nva.count, &provider, nil)
         }
-        if let body { bodies[stream] = (body, 0) }
+        if body != nil || holdBody { bodies[stream] = (body ?? [], 0, !holdBody) }
         return stream
+    }
+
+    /// More of a held body (see `request`), and whether it ends there.
+    func supply(_ bytes: [UInt8], on stream: Int32, ending: Bool = false) {
+        bodies[stream]?.bytes += bytes
+        if ending { bodies[stream]?.ended = true }
+        nghttp2_session_resume_data(session, stream)
     }
 
     /// Resets `stream` from the client side.
@@ -147,15 +155,17 @@ final class HTTP2Peer {
         bytes.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, $0.count) } == bytes.count
     }
 
-    fileprivate func hasBody(_ stream: Int32) -> Bool { bodies[stream] != nil }
-
-    fileprivate func nextBody(_ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>, _ length: Int) -> (Int, Bool) {
+    /// Copies up to `length` bytes of `stream`'s body into `buffer`: how many, and whether the body ended; nil when
+    /// nothing is there yet.
+    fileprivate func nextBody(_ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>, _ length: Int) -> (Int, Bool)? {
         guard var body = bodies[stream] else { return (0, true) }
         let count = min(length, body.bytes.count - body.offset)
+        let ends = body.ended && body.offset + count == body.bytes.count
+        guard count > 0 || ends else { return nil }
         for index in 0..<count { buffer[index] = body.bytes[body.offset + index] }
         body.offset += count
         bodies[stream] = body
-        return (count, body.offset == body.bytes.count)
+        return (count, ends)
     }
 }
 
@@ -166,8 +176,9 @@ private func peerBody(
 ) -> Int {
     guard let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     let peer = Unmanaged<HTTP2Peer>.fromOpaque(user!).takeUnretainedValue()
-    guard peer.hasBody(stream) else { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }  // a held body
-    let (count, done) = peer.nextBody(stream, buffer, length)
+    guard let (count, done) = peer.nextBody(stream, buffer, length) else {
+        return Int(NGHTTP2_ERR_DEFERRED.rawValue)  // a held body: resumed by `supply`
+    }
     if done { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
     return count
 }

@@ -1,0 +1,94 @@
+/// A stream's own deadlines: every stream makes progress or goes. A request is held to the body idle timeout and
+/// the rate floor as HTTP/1.1 holds a body. A response the client's flow-control window holds back is held to the
+/// send idle timeout and, where it moves, to the rate floor: a window that stays shut never fills the socket, so
+/// the connection's own deadlines, which measure a full socket, would never see it.
+///
+/// A response's rate is its body bytes sent since it could first go out, checked once a rate window while it
+/// waits on the window: a client whose window opens in bursts (as most send WINDOW_UPDATE after using half of
+/// it) is measured on its average, and one that opens it a few bytes at a time falls below the floor.
+extension HTTP2Stream {
+    /// What the stream's deadlines found when the timer fired.
+    enum Verdict: Equatable {
+        case onTime
+        /// The request body stalled for the body idle timeout: 408.
+        case requestTimedOut
+        /// The request body arrived slower than the floor over a window: 408.
+        case requestTooSlow
+        /// The response waited on the client's window for the send idle timeout, or moved slower than the floor:
+        /// reset.
+        case responseStalled
+    }
+
+    /// Checks the deadlines at `now`; a rate window (or rate check period) that met the floor begins again.
+    func check(at now: Instant, _ timeouts: ConnectionTimeouts) -> Verdict {
+        switch phase {
+        case .arriving(let since):
+            if now >= since + timeouts.bodyIdleSeconds { return .requestTimedOut }
+            if bodyRate?.check(at: now, timeouts) == .missed { return .requestTooSlow }
+        case .responding:
+            let rateDue = rateCheck(timeouts).map { now >= $0 } ?? false
+            guard let stalledSince = windowStalledSince else {
+                // It can send: it waits for the socket (the connection's deadlines measure that) or its turn.
+                if rateDue { windowRateFrom = nil }
+                return .onTime
+            }
+            if now >= stalledSince + timeouts.sendIdleSeconds { return .responseStalled }
+            if rateDue {
+                if movesBelowFloor(at: now, timeouts) { return .responseStalled }
+                windowRateFrom = now
+            }
+        default:
+            break
+        }
+        return .onTime
+    }
+
+    /// The earliest of its deadlines, if it has any.
+    func deadline(_ timeouts: ConnectionTimeouts) -> Instant? {
+        switch phase {
+        case .arriving(let since):
+            return earliest(since + timeouts.bodyIdleSeconds, bodyRate?.end(timeouts))
+        case .responding:
+            return earliest(windowStalledSince.map { $0 + timeouts.sendIdleSeconds }, rateCheck(timeouts))
+        default:
+            return nil
+        }
+    }
+
+    /// How the stream stands at the connection cap (see `ConnectionStanding`): it waits on its client, either for
+    /// its request or for window for its response, and has for the grace period or moves slower than the floor.
+    /// Nil while the server works on it, or it moves.
+    func standing(at now: Instant, _ timeouts: ConnectionTimeouts) -> ConnectionStanding? {
+        switch phase {
+        case .arriving(let since):
+            if let bodyRate { return bodyRate.standing(at: now, timeouts) }
+            return .idle(since: since, at: now, timeouts: timeouts)  // its header block is still arriving
+        case .responding:
+            guard let stalledSince = windowStalledSince, let sendingSince else { return nil }
+            return .idle(since: stalledSince, at: now, timeouts: timeouts)
+                ?? .measured(bytes: sent, since: sendingSince, at: now, timeouts: timeouts)
+        default:
+            return nil
+        }
+    }
+
+    /// When the response's rate is next checked: a rate window after the period began, while there is a floor.
+    private func rateCheck(_ timeouts: ConnectionTimeouts) -> Instant? {
+        guard let windowRateFrom, timeouts.minimumBytesPerWindow != nil else { return nil }
+        return windowRateFrom + timeouts.rateWindowSeconds
+    }
+
+    /// Whether the response has moved slower than the floor since it could first go out.
+    private func movesBelowFloor(at now: Instant, _ timeouts: ConnectionTimeouts) -> Bool {
+        guard let sendingSince else { return false }
+        let seconds = now.seconds(since: sendingSince)
+        return seconds > 0 && Double(sent) / seconds < timeouts.minimumBytesPerSecond
+    }
+}
+
+/// The earlier of two optional instants.
+private func earliest(_ first: Instant?, _ second: Instant?) -> Instant? {
+    guard let first else { return second }
+    guard let second else { return first }
+    return min(first, second)
+}
