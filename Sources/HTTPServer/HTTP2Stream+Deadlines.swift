@@ -3,9 +3,10 @@
 /// send idle timeout and, where it moves, to the rate floor: a window that stays shut never fills the socket, so
 /// the connection's own deadlines, which measure a full socket, would never see it.
 ///
-/// A response's rate is its body bytes sent since it could first go out, checked once a rate window while it
-/// waits on the window: a client whose window opens in bursts (as most send WINDOW_UPDATE after using half of
-/// it) is measured on its average, and one that opens it a few bytes at a time falls below the floor.
+/// A response's rate is its body bytes sent since it could first go out, checked at the end of each rate window
+/// in which it moved while it waited on the window: a client whose window opens in bursts (as most send
+/// WINDOW_UPDATE after using half of it) is measured on its average, one that opens it a few bytes at a time falls
+/// below the floor, and one that never opens it is held to the send idle timeout alone.
 extension HTTP2Stream {
     /// What the stream's deadlines found when the timer fired.
     enum Verdict: Equatable {
@@ -34,8 +35,8 @@ extension HTTP2Stream {
             }
             if now >= stalledSince + timeouts.sendIdleSeconds { return .responseStalled }
             if rateDue {
-                if movesBelowFloor(at: now, timeouts) { return .responseStalled }
-                windowRateFrom = now
+                if sent > sentAtWindowRateFrom, movesBelowFloor(at: now, timeouts) { return .responseStalled }
+                beginRatePeriod(at: now)
             }
         default:
             break

@@ -42,9 +42,10 @@ final class HTTP2Stream {
     /// Since when the response has waited on the client's flow-control window (its own or the connection's)
     /// without a byte going out; nil while it may send, or has nothing left to send.
     var windowStalledSince: Instant?
-    /// While the response waits on the client's window, when the current rate check period began: its rate is
-    /// checked at the end of each.
+    /// While the response waits on the client's window, when the current rate check period began, and how much
+    /// had been sent by then: its rate is checked at the end of each period in which it moved.
     var windowRateFrom: Instant?
+    var sentAtWindowRateFrom = 0
     /// Reset the stream with NO_ERROR once its response is out: the client may still be sending a body we
     /// refused, and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.
     var resetWhenSent = false
@@ -90,7 +91,13 @@ final class HTTP2Stream {
             return
         }
         if windowStalledSince == nil { windowStalledSince = now }
-        if windowRateFrom == nil { windowRateFrom = now }
+        if windowRateFrom == nil { beginRatePeriod(at: now) }
+    }
+
+    /// Begins a rate check period at `now`.
+    func beginRatePeriod(at now: Instant) {
+        windowRateFrom = now
+        sentAtWindowRateFrom = sent
     }
 
     /// Forgets the response body still to send, and how it moved.

@@ -90,6 +90,19 @@ import Testing
         #expect(pair.lingering == .sendStalled)
     }
 
+    @Test func aWindowThatNeverOpensIsHeldToTheSendTimeoutAloneNotTheFloor() throws {
+        // The floor measures a response that moves; one that never does has the send idle timeout (100 s here).
+        let pair = Self.pair(window: 0, timeouts: Self.withFloor)
+        let stream = pair.peer.request("GET", "/getmaps")
+        pair.exchange(at: Self.at(1))
+        for second in stride(from: 2.0, through: 100.9, by: 1) {
+            Self.tick(pair, at: Self.at(second))
+        }
+        #expect(pair.peer.responses[stream]?.resetCode == nil)
+        Self.tick(pair, at: Self.at(101))
+        #expect(pair.peer.responses[stream]?.resetCode == NGHTTP2_CANCEL.rawValue)
+    }
+
     @Test func aWindowOpenedInBurstsIsMeasuredOnItsAverageAndTheResponseArrivesWhole() throws {
         // 1000 bytes of window every 7 seconds: under the floor in most windows, 143 bytes a second on average.
         let pair = Self.pair(window: 1000, timeouts: Self.withFloor)
