@@ -69,7 +69,7 @@ struct ChattEndpoints: Sendable {
         } catch {
             return .ready(error.response)
         }
-        // A slice is a fresh copy of part of the feed: made in the task, it never stalls an I/O queue.
+        // A slice's tag hashes part of the feed: made in the task, it never stalls an I/O queue.
         if query.isWholeFeed, let feed = cache.currentFeed(kind),
             let response = FeedResponse.readyWholeFeed(for: request, from: feed)
         {

@@ -26,7 +26,7 @@ enum FeedResponse {
         let rows = query.rows(after: sinceRow, of: feed.rowCount)
         let representation: FeedRepresentation
         if rows != 0..<feed.rowCount {
-            // A slice is made per request and sent as JSON only: it is small next to the feed it saves.
+            // A slice is tagged per request and sent as JSON only; its bytes are the feed's own.
             representation = FeedRepresentation(identity: feed.rows(rows))
         } else {
             representation = prefersGzip(request.headers) ? await feed.gzipped() : feed.identity

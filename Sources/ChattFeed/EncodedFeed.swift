@@ -95,19 +95,21 @@ public final class EncodedFeed: Sendable {
         FeedIndex(self)
     }
 
-    /// A JSON array of the rows in `range` (within `0..<rowCount`), copied from the body without re-encoding.
-    public func rows(_ range: Range<Int>) -> [UInt8] {
-        guard !range.isEmpty else { return Array("[]".utf8) }
+    /// A JSON array of the rows in `range` (within `0..<rowCount`): slices of the body's own segments between a
+    /// bracket and a bracket, so any number of answers cut from one version hold no bytes of their own.
+    public func rows(_ range: Range<Int>) -> HTTPBody {
+        guard !range.isEmpty else { return HTTPBody(segments: [Self.brackets[...]]) }
         // Row i runs from its "[" to just before the "," or "]" that follows it.
         let start = lineage.rowStart(range.lowerBound, in: tip)
         let end = lineage.rowStart(range.upperBound, in: tip) - 1
-        var out: [UInt8] = []
-        out.reserveCapacity(end - start + 2)
-        out.append(UInt8(ascii: "["))
-        identity.body.forEachSlice(in: start..<end) { out.append(contentsOf: $0) }
-        out.append(UInt8(ascii: "]"))
-        return out
+        var segments = [Self.brackets[..<1]]
+        identity.body.forEachSlice(in: start..<end) { segments.append($0) }
+        segments.append(Self.brackets[1...])
+        return HTTPBody(segments: segments)
     }
+
+    /// `[]`: the empty slice, and the ends of every other.
+    private static let brackets = Array("[]".utf8)
 
     // MARK: - Later versions
 

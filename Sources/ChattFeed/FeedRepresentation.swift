@@ -14,8 +14,10 @@ public struct FeedRepresentation: Sendable {
 
     /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
     /// database give the same feed the same tag.
-    public init(identity body: [UInt8]) {
-        self.init(body: HTTPBody(body), contentHash: ContentHash.hash(body), coding: nil)
+    public init(identity body: HTTPBody) {
+        var hasher = ContentHasher()
+        for segment in body.segments { segment.withUnsafeBytes { hasher.update($0) } }
+        self.init(body: body, contentHash: hasher.finalize(), coding: nil)
     }
 
     /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding is

@@ -137,15 +137,35 @@ private func id(_ serial: Int) -> String {
         #expect(feed.rowCount == 10)
         for start in 0...10 {
             for end in start...10 {
-                #expect(feed.rows(start..<end) == ChattRowEncoder.mapsRows(Array(chatts[start..<end])))
+                #expect(feed.rows(start..<end).bytes == ChattRowEncoder.mapsRows(Array(chatts[start..<end])))
             }
+        }
+    }
+
+    @Test func aSliceHoldsNoBytesOfItsOwnButItsBrackets() throws {
+        // docs/API.md: no private copy per connection. Every segment of a slice but its brackets lies in the
+        // feed body's own storage, so a hundred readers of `since` answers hold what one does.
+        let chatts = repository.chatts
+        let feed = EncodedFeed(.maps, snapshot: ChattSnapshot(chatts: chatts, version: ChattsVersion(count: 10, lastSequence: 10)),
+                               generation: 0)
+        let whole = feed.identity.body.segments.map { segment in
+            segment.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!)..<(UInt(bitPattern: $0.baseAddress!) + UInt($0.count)) }
+        }
+        for range in [3..<10, 0..<1, 4..<7] {
+            let slice = feed.rows(range)
+            #expect(slice.segments.count >= 3)
+            for segment in slice.segments.dropFirst().dropLast() {
+                let start = segment.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!) }
+                #expect(whole.contains { $0.contains(start) && $0.upperBound >= start + UInt(segment.count) }, "\(range)")
+            }
+            #expect(FeedRepresentation(identity: slice).etag == FeedRepresentation(identity: HTTPBody(slice.bytes)).etag)
         }
     }
 
     @Test func anEmptyFeedSlicesToEmptyArrays() throws {
         let empty = EncodedFeed(.chatts, snapshot: ChattSnapshot(chatts: [], version: ChattsVersion(count: 0, lastSequence: 0)),
                                 generation: 0)
-        #expect(empty.rowCount == 0 && empty.rows(0..<0) == Array("[]".utf8))
+        #expect(empty.rowCount == 0 && empty.rows(0..<0).bytes == Array("[]".utf8))
         let someID = try #require(ChattID(Substring(id(1))))
         #expect(empty.rowIndex().row(of: someID) == nil)
     }

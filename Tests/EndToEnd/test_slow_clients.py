@@ -3,6 +3,7 @@ many chatts, so the shared one stays small."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -42,14 +43,14 @@ def open_connections(server) -> int:
     return int(match.group(1))
 
 
-def non_reading_client(server, requests: int) -> socket.socket:
-    """A connection that asks for /getmaps `requests` times and never reads."""
+def non_reading_client(server, requests: int, target: str = "/getmaps") -> socket.socket:
+    """A connection that asks for `target` `requests` times and never reads."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect, so the window stays small
     sock.settimeout(2)
     sock.connect((server.host, server.port))
     try:
-        sock.sendall(build_request("GET", "/getmaps") * requests)
+        sock.sendall(build_request("GET", target) * requests)
     except OSError:
         pass
     return sock
@@ -74,6 +75,28 @@ def test_slow_readers_do_not_each_cost_a_copy_of_getmaps(start_server, seeded_ur
             sock.close()
     # 30 readers x 3 responses of ~len(body) each: a private copy per response would be ~90 x body.
     assert grown < 10 * len(body), f"RSS grew {grown / 1e6:.1f} MB for 30 slow readers of a {len(body) / 1e6:.1f} MB body"
+
+
+def test_slow_readers_of_since_slices_share_the_feeds_bytes(start_server, seeded_url):
+    # A `since` answer is cut from the shared body (docs/API.md: no private copy per connection): 30 readers
+    # of nearly the whole feed each, who never read, cost what the whole-feed readers above cost.
+    server = start_server("--send-timeout", "30", url=seeded_url)
+    body = server.get("/getmaps", timeout=30).body
+    oldest = json.loads(body)[0][2]
+    target = f"/getmaps?since={oldest}"
+    slice_body = server.get(target, timeout=30).body
+    assert len(slice_body) > 0.99 * len(body)
+    for _ in range(3):
+        server.get(target, timeout=30)
+    baseline = rss_bytes(server.process.pid)
+    hogs = [non_reading_client(server, 3, target) for _ in range(30)]
+    try:
+        time.sleep(1.5)
+        grown = rss_bytes(server.process.pid) - baseline
+    finally:
+        for sock in hogs:
+            sock.close()
+    assert grown < 10 * len(body), f"RSS grew {grown / 1e6:.1f} MB for 30 slow readers of a {len(body) / 1e6:.1f} MB slice"
 
 
 def test_send_timeout_closes_a_reader_that_stops_reading(start_server, seeded_url):
