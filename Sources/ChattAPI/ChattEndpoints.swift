@@ -21,6 +21,8 @@ struct ChattEndpoints: Sendable {
     let patience: DispatchTimeInterval
     /// Where the tasks of requests that wait for the store run.
     let executor: DispatchTaskExecutor
+    /// `/readyz`'s database check, shared by every probe within a second.
+    let readiness: ReadinessCheck
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -107,12 +109,12 @@ struct ChattEndpoints: Sendable {
     /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
     func planReadyz() -> ResponsePlan {
         let deadline = DispatchTime.now() + patience
-        return .deferred { [repository, executor] respond in
+        return .deferred { [readiness, executor] respond in
             Task(executorPreference: executor) {
-                do throws(RepositoryError) {
-                    try await repository.ping(before: deadline)
+                switch await readiness.outcome(before: deadline) {
+                case .success:
                     respond(.json(.ok, Self.readyBody))
-                } catch {
+                case .failure(let error):
                     var response = HTTPResponse.json(.serviceUnavailable, Self.unavailableBody)
                     response.headers.add("Retry-After", "1")
                     response.cause = error.detail

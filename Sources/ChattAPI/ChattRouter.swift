@@ -30,9 +30,17 @@ public struct ChattRouter: Sendable {
         patience: DispatchTimeInterval = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
+        let readiness = ReadinessCheck(now: now) { deadline in
+            do throws(RepositoryError) {
+                return .success(try await repository.ping(before: deadline))
+            } catch {
+                return .failure(error)
+            }
+        }
         endpoints = ChattEndpoints(
             repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache,
-            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now), patience: patience, executor: executor)
+            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now), patience: patience, executor: executor,
+            readiness: readiness)
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or
