@@ -19,6 +19,8 @@ public let chatterUsage = """
       --format json        the server's rows as JSON, one row per line
       --format geojson     an RFC 7946 FeatureCollection of the chatts that have a location
                            (always read from /getmaps; coordinates are [longitude, latitude])
+      Control, bidi and invisible characters from the server show as \\u{1B} in tables and error
+      lines (a literal backslash as \\\\), and as \\u001b escapes in JSON and GeoJSON.
 
     Options:
       --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,
