@@ -25,9 +25,12 @@ public let chatterUsage = """
     Options:
       --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,
                            the scripts/run server; env CHATTER_SERVER)
-      --cacert FILE        PEM certificate(s) to trust for https (env CHATTER_CACERT; default
-                           ./chatterd.crt if it exists, the scripts/run certificate, else the
-                           system's trusted CAs). The certificate must name the URL's host or IP.
+      --cacert FILE        PEM certificate(s) to trust for https, the only ones, for any host
+                           (env CHATTER_CACERT). Without it, ./chatterd.crt (the scripts/run
+                           certificate) is trusted if it exists, but only for localhost, 127.0.0.1,
+                           ::1 and its own names (subjectAltName, and the names a CA's nameConstraints
+                           permit); any other host is checked against the system's trusted CAs.
+                           The server's certificate must name the URL's host or IP.
       --timeout S          seconds to connect, and to wait for each read or write (default 10)
     Options may also be written --option=value. Flags win over environment variables.
 
