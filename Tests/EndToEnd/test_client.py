@@ -347,3 +347,78 @@ def test_hostile_chatt_through_chatterd(chatter, tls_server, certs, token):
     [line] = [x for x in get("--maps").splitlines() if token in x]
     # The message is cut after the override: the next escape would not fit whole.
     assert line.split()[2:] == [r"\u{1B}\u{9B}\u{202E}", token + r"\u{202E}…", "1.5", "2.5", r"\u{2066}N", r"\u{85}s"]
+
+
+# --- ./chatterd.crt vouches only for its own server -----------------------------------------------
+
+def openssl(*args) -> None:
+    subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+
+def make_ca_and_leaf(directory: Path, leaf_names: str) -> tuple[Path, Path, Path]:
+    """A CA with no names of its own (no subjectAltName, no nameConstraints) and a leaf it signed for
+    `leaf_names`; returns (CA certificate, leaf certificate, leaf key). Keys stay in `directory`."""
+    ca, ca_key = directory / "ca.crt", directory / "ca.key"
+    leaf, leaf_key, request, extensions = (directory / n for n in ("leaf.crt", "leaf.key", "leaf.csr", "leaf.ext"))
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=chatter e2e CA", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign", "-keyout", ca_key, "-out", ca)
+    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=leaf",
+            "-keyout", leaf_key, "-out", request)
+    extensions.write_text(f"subjectAltName={leaf_names}\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", request, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+            "-extfile", extensions, "-out", leaf)
+    os.chmod(leaf_key, 0o600)
+    return ca, leaf, leaf_key
+
+
+@pytest.fixture
+def serve_at(env, database_url):
+    """serve_at(host, cert, key) -> port: a TLS chatterd listening on `host` (any loopback address),
+    stopped after the test."""
+    started: list[ChatterdProcess] = []
+
+    def start(host: str, cert: Path, key: Path) -> int:
+        port = free_port()
+        args = serve_args(env, port, database_url, Certs(cert.parent, cert, key), ())
+        args[args.index("--host") + 1] = host
+        process = ChatterdProcess(env.binary, args)
+        started.append(process)
+        process.wait_listening()
+        return port
+
+    yield start
+    for process in started:
+        process.stop(timeout=15)
+
+
+def test_chatterd_crt_is_trusted_only_for_its_own_server(chatter, serve_at, tmp_path):
+    # 127.0.0.2 reaches this machine too, but it is neither localhost nor one of the CA's names; the leaf
+    # is valid for it, so only chatter's choice of anchor decides.
+    ca, leaf, key = make_ca_and_leaf(tmp_path, "DNS:localhost,IP:127.0.0.1,IP:127.0.0.2")
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    shutil.copy(ca, workdir / "chatterd.crt")
+    local, other = serve_at("127.0.0.1", leaf, key), serve_at("127.0.0.2", leaf, key)
+
+    succeeded(chatter("get", "--server", f"https://localhost:{local}", cwd=workdir))
+    succeeded(chatter("get", "--server", f"https://127.0.0.1:{local}", cwd=workdir))
+    line = failed(chatter("get", "--server", f"https://127.0.0.2:{other}", cwd=workdir), EXIT_TLS)
+    assert "not trusted" in line and "system's trusted CAs" in line and "--cacert ./chatterd.crt" in line
+    # Named with --cacert (or CHATTER_CACERT), the same file is trusted for any host.
+    succeeded(chatter("get", "--server", f"https://127.0.0.2:{other}", "--cacert", "chatterd.crt", cwd=workdir))
+    succeeded(chatter("get", "--server", f"https://127.0.0.2:{other}", cwd=workdir,
+                      env={"CHATTER_CACERT": str(workdir / "chatterd.crt")}))
+
+
+def test_chatterd_crt_is_trusted_for_the_names_in_it(chatter, serve_at, tmp_path):
+    cert, key = tmp_path / "own.crt", tmp_path / "own.key"
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2",
+            "-addext", "extendedKeyUsage=serverAuth", "-keyout", key, "-out", cert)
+    os.chmod(key, 0o600)
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    shutil.copy(cert, workdir / "chatterd.crt")
+    port = serve_at("127.0.0.2", cert, key)
+    succeeded(chatter("get", "--server", f"https://127.0.0.2:{port}", cwd=workdir))
