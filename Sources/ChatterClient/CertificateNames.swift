@@ -1,14 +1,18 @@
 /// The hosts a certificate speaks for: its subjectAltName entries (RFC 5280 §4.2.1.6) and, for a name-constrained
-/// CA, the subtrees its nameConstraints permit (§4.2.1.10). `chatter` trusts `./chatterd.crt` for these alone.
+/// CA, the subtrees its nameConstraints permit, less those it excludes (§4.2.1.10). `chatter` trusts
+/// `./chatterd.crt` for these alone.
 ///
 /// The subject's common name is not among them: names belong in subjectAltName, and leaving it out can only make
 /// `chatter` trust the file for fewer hosts.
 public struct CertificateNames: Equatable, Sendable {
     /// An IP address range from nameConstraints: an address and its mask, of the same length (4 or 16 bytes).
     public struct AddressRange: Equatable, Sendable {
+        /// The range's first address, in network order.
         public var address: [UInt8]
+        /// Which bits of an address must equal `address`'s.
         public var mask: [UInt8]
 
+        /// The range of addresses that agree with `address` wherever `mask` has a bit set.
         public init(address: [UInt8], mask: [UInt8]) {
             self.address = address
             self.mask = mask

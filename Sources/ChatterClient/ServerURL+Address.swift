@@ -12,8 +12,8 @@ extension ServerURL {
         }
     }
 
-    /// Whether the host is this machine as `scripts/run` serves it: `localhost`, `127.0.0.1` or `::1`.
-    public var isLoopbackDefault: Bool {
+    /// Whether the host is `localhost`, `127.0.0.1` or `::1`: this machine, as `scripts/run` serves it.
+    public var isLocalhost: Bool {
         switch hostKind {
         case .name: host == "localhost"
         case .ipv4: addressBytes == [127, 0, 0, 1]

@@ -18,7 +18,7 @@ public enum TrustAnchor: Equatable, Sendable {
     ) -> TrustAnchor {
         if let caFile { return .caFile(caFile) }
         guard let localCertificate else { return .system(passedOver: nil) }
-        if server.isLoopbackDefault || names(localCertificate)?.covers(server) == true {
+        if server.isLocalhost || names(localCertificate)?.covers(server) == true {
             return .localCertificate(localCertificate)
         }
         return .system(passedOver: localCertificate)

@@ -299,7 +299,7 @@ def test_hostile_rows_are_escaped_in_every_format(chatter):
              r"\u{2028}", r"\u{200F}", r"\\u{1B}"]
     lines = table.splitlines()[1:]
     assert [line.split()[2] for line in lines] == shown, "each escaped; a literal backslash doubled"
-    assert all(line.split()[-2:] == [r"\u{1B}[2J…", r"\u{202E}…"] for line in lines), "facing, speed: escapes kept whole"
+    assert all(line.split()[-2:] == [r"\u{1B}[2J…", r"\u{202E}…"] for line in lines), "facing, speed: whole escapes"
 
 
 def http_answer(status_line: bytes, *fields: bytes, body: bytes = b"") -> bytes:
