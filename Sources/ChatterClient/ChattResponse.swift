@@ -51,13 +51,14 @@ public enum ChattResponse {
         throw .httpStatus(code: response.status, reason: reason(response))
     }
 
-    /// The server's `{"error": "..."}` text; else the reason phrase (and where a redirect points).
+    /// The server's `{"error": "..."}` text; else the reason phrase (and where a redirect points). As sent:
+    /// `ClientError.description` escapes it for the terminal.
     static func reason(_ response: HTTPClientResponse) -> String {
         if let value = try? JSONParser.parse(response.body), case .string(let text)? = value["error"] {
-            return TerminalText.printable(text)
+            return text
         }
-        let phrase = response.reason.isEmpty ? "no reason given" : TerminalText.printable(response.reason)
+        let phrase = response.reason.isEmpty ? "no reason given" : response.reason
         guard let location = response.values(of: "location").first else { return phrase }
-        return "\(phrase) (redirected to \(TerminalText.printable(location)))"
+        return "\(phrase) (redirected to \(location))"
     }
 }

@@ -3,7 +3,7 @@ extension ChatterCommand {
     ///
     /// - Parameters:
     ///   - environment: supplies `CHATTER_SERVER` and `CHATTER_CACERT` when the options are absent.
-    ///   - fileExists: decides whether the default CA file `./chatterd.crt` is used.
+    ///   - fileExists: decides whether `./chatterd.crt` is there to be trusted for its own server.
     public static func parse(
         _ arguments: [String], environment: [String: String], fileExists: (String) -> Bool
     ) throws(ClientError) -> ChatterCommand {
@@ -66,8 +66,8 @@ extension ConnectionOptions {
             scan.values[flag] ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
         }
         let server = try ServerURL(parsing: setting("--server", "CHATTER_SERVER") ?? Self.defaultServer)
-        let caFile =
-            setting("--cacert", "CHATTER_CACERT") ?? (fileExists(Self.defaultCAFile) ? Self.defaultCAFile : nil)
+        let caFile = setting("--cacert", "CHATTER_CACERT")
+        let local = caFile == nil && fileExists(Self.localCertificateFile) ? Self.localCertificateFile : nil
         var timeout = Self.defaultTimeoutSeconds
         if let text = scan.values["--timeout"] {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
@@ -75,6 +75,6 @@ extension ConnectionOptions {
             }
             timeout = seconds
         }
-        self.init(server: server, caFile: caFile, timeoutSeconds: timeout)
+        self.init(server: server, caFile: caFile, localCertificate: local, timeoutSeconds: timeout)
     }
 }

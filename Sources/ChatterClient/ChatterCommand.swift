@@ -56,22 +56,28 @@ public struct GetCommand: Equatable, Sendable {
 public struct ConnectionOptions: Equatable, Sendable {
     /// The default `--server`: what `scripts/run` serves.
     public static let defaultServer = "https://localhost:8443"
-    /// The default `--cacert` when that file exists: the certificate `scripts/run` serves.
-    public static let defaultCAFile = "./chatterd.crt"
+    /// The certificate `scripts/run` serves; trusted without `--cacert` for its own server only (`TrustAnchor`).
+    public static let localCertificateFile = "./chatterd.crt"
     /// The default `--timeout`, in seconds.
     public static let defaultTimeoutSeconds = 10.0
 
     /// `--server`.
     public var server: ServerURL
-    /// PEM file of trusted certificates; nil uses the system's trust store.
+    /// `--cacert`: PEM file of the only certificates trusted, for any host.
     public var caFile: String?
+    /// `./chatterd.crt` when it exists and there is no `--cacert`.
+    public var localCertificate: String?
     /// Limit for connecting, and for each wait for the server to accept or send bytes.
     public var timeoutSeconds: Double
 
     /// Options with the given values.
-    public init(server: ServerURL, caFile: String?, timeoutSeconds: Double = defaultTimeoutSeconds) {
+    public init(
+        server: ServerURL, caFile: String?, localCertificate: String? = nil,
+        timeoutSeconds: Double = defaultTimeoutSeconds
+    ) {
         self.server = server
         self.caFile = caFile
+        self.localCertificate = localCertificate
         self.timeoutSeconds = timeoutSeconds
     }
 }

@@ -19,13 +19,18 @@ public let chatterUsage = """
       --format json        the server's rows as JSON, one row per line
       --format geojson     an RFC 7946 FeatureCollection of the chatts that have a location
                            (always read from /getmaps; coordinates are [longitude, latitude])
+      Control, bidi and invisible characters from the server show as \\u{1B} in tables and error
+      lines (a literal backslash as \\\\), and as \\u001b escapes in JSON and GeoJSON.
 
     Options:
       --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,
                            the scripts/run server; env CHATTER_SERVER)
-      --cacert FILE        PEM certificate(s) to trust for https (env CHATTER_CACERT; default
-                           ./chatterd.crt if it exists, the scripts/run certificate, else the
-                           system's trusted CAs). The certificate must name the URL's host or IP.
+      --cacert FILE        PEM certificate(s) to trust for https, the only ones, for any host
+                           (env CHATTER_CACERT). Without it, ./chatterd.crt (the scripts/run
+                           certificate) is trusted if it exists, but only for localhost, 127.0.0.1,
+                           ::1 and its own names (subjectAltName, and the names a CA's nameConstraints
+                           permit); any other host is checked against the system's trusted CAs.
+                           The server's certificate must name the URL's host or IP.
       --timeout S          seconds to connect, and to wait for each read or write (default 10)
     Options may also be written --option=value. Flags win over environment variables.
 

@@ -33,14 +33,18 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// One line for stderr, without the program name.
+    /// One line for stderr, without the program name, escaped as `TerminalText` does.
     public var description: String {
-        switch self {
-        case .usage(let message): message
-        case .tls(let message): "TLS: \(message)"
-        case .connection(let message): message
-        case .httpStatus(let code, let reason): "server answered \(code): \(reason)"
-        case .malformedResponse(let message): "malformed response: \(message)"
-        }
+        let line =
+            switch self {
+            case .usage(let message): message
+            case .tls(let message): "TLS: \(message)"
+            case .connection(let message): message
+            case .httpStatus(let code, let reason): "server answered \(code): \(reason)"
+            case .malformedResponse(let message): "malformed response: \(message)"
+            }
+        // Messages quote the server (its status line, header values, error reason, ALPN choice) as received;
+        // escaping the whole line here, where every error line is made, leaves no path to the terminal raw.
+        return TerminalText.escaped(line)
     }
 }

@@ -1,8 +1,7 @@
 import ChattModel
-import HTTPCore
-import JSON
 
-/// Turns `/getmaps` rows into an RFC 7946 GeoJSON FeatureCollection, one Point feature per located chatt.
+/// Turns `/getmaps` rows into an RFC 7946 GeoJSON FeatureCollection, one Point feature per located chatt;
+/// its strings are escaped as `TerminalJSONString` does, so it is safe to print on a terminal.
 public enum GeoJSONFormatter {
     /// The GeoJSON text, and how many rows were left out because their geodata does not parse.
     public struct Output: Equatable, Sendable {
@@ -35,7 +34,7 @@ public enum GeoJSONFormatter {
         if let id = row[2] {
             // RFC 7946 §3.2: a feature's identifier goes in "id"; it is also kept among the properties.
             out.append(contentsOf: #""id":"#.utf8)
-            JSONString.append(id, to: &out)
+            TerminalJSONString.append(id, to: &out)
             out.append(UInt8(ascii: ","))
         }
         // Double's description is the shortest text that reads back as the same number, and is valid JSON.
@@ -48,10 +47,10 @@ public enum GeoJSONFormatter {
         out.append(contentsOf: #""properties":{"#.utf8)
         for (index, (key, value)) in properties.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONString.append(key, to: &out)
+            TerminalJSONString.append(key, to: &out)
             out.append(UInt8(ascii: ":"))
             if let value {
-                JSONString.append(value, to: &out)
+                TerminalJSONString.append(value, to: &out)
             } else {
                 out.append(contentsOf: "null".utf8)
             }

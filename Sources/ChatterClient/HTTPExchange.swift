@@ -9,7 +9,7 @@ public enum HTTPExchange {
     ) throws(ClientError) -> HTTPClientResponse {
         let server = options.server
         // The CA file is checked before connecting, so a typo in --cacert is reported as such.
-        let context = server.usesTLS ? try TLSClientContext(caFile: options.caFile) : nil
+        let context = server.usesTLS ? try TLSClientContext(trusting: trustAnchor(options), for: server) : nil
         let socket = try TCPSocket(connectingTo: server.host, port: server.port, timeoutSeconds: options.timeoutSeconds)
         let stream: any ByteStream =
             try context.map { (context) throws(ClientError) in
@@ -26,6 +26,13 @@ public enum HTTPExchange {
             return response
         }
         return try readResponse(from: stream, parser: &parser, tls: server.usesTLS)
+    }
+
+    /// What the server's certificate is checked against; reads `./chatterd.crt`'s names when they decide it.
+    private static func trustAnchor(_ options: ConnectionOptions) -> TrustAnchor {
+        TrustAnchor.choose(
+            for: options.server, caFile: options.caFile, localCertificate: options.localCertificate,
+            names: CertificateNames.init(pemFile:))
     }
 
     /// Reads until the parser has a whole response, or the peer closes.

@@ -1,7 +1,4 @@
-import HTTPCore
-import JSON
-
-/// Re-emits the server's rows as JSON: the same array, one row per line.
+/// Re-emits the server's rows as JSON: the same array, one row per line, safe to print on a terminal.
 public enum RowsJSONFormatter {
     /// `[`, then each row as a compact JSON array on its own line, then `]` and a newline.
     public static func render(_ rows: [[String?]]) -> String {
@@ -12,7 +9,7 @@ public enum RowsJSONFormatter {
             for (column, element) in row.enumerated() {
                 if column > 0 { out.append(UInt8(ascii: ",")) }
                 if let element {
-                    JSONString.append(element, to: &out)
+                    TerminalJSONString.append(element, to: &out)
                 } else {
                     out.append(contentsOf: "null".utf8)
                 }

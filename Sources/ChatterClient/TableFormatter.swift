@@ -54,11 +54,20 @@ public enum TableFormatter {
         return ["\(parsed.latitude)", "\(parsed.longitude)", parsed.facing, parsed.speed]
     }
 
-    /// One cell: "-" for null, control characters as spaces, cut to `limit` characters ending in "…".
+    /// One cell: "-" for null, escaped as `TerminalText` does, cut to `limit` characters ending in "…".
     private static func cell(_ text: String?, limit: Int) -> String {
         guard let text else { return "-" }
-        let clean = TerminalText.printable(text)
+        let pieces = TerminalText.escapedCharacters(text)
+        let clean = pieces.joined()
         guard clean.count > limit else { return clean }
-        return String(clean.prefix(limit - 1)) + "…"
+        // Cut between pieces, so an escape is shown whole or not at all (half of one would read as text).
+        var shown = ""
+        var width = 0
+        for piece in pieces {
+            guard width + piece.count < limit else { break }
+            shown += piece
+            width += piece.count
+        }
+        return shown + "…"
     }
 }

@@ -18,7 +18,7 @@ enum Chatter {
             let output = try ChatterRunner.run(command) { (request, options) throws(ClientError) in
                 try HTTPExchange.perform(request, options: options)
             }
-            for warning in output.warnings { printError("chatter: warning: \(warning)") }
+            for warning in output.warnings { printError("chatter: warning: \(TerminalText.escaped(warning))") }
             print(output.text, terminator: "")
         } catch {
             printError("chatter: \(error)")

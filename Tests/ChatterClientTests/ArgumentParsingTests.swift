@@ -65,8 +65,11 @@ import Testing
         #expect(fromFlags.server.host == "h" && fromFlags.caFile == "/f.crt")
 
         let defaults = try #require(options(try parse(["get"], env: ["CHATTER_CACERT": ""], files: ["./chatterd.crt"])))
-        #expect(defaults.caFile == "./chatterd.crt" && defaults.server == local)
-        #expect(try #require(options(try parse(["get"]))).caFile == nil, "no ./chatterd.crt: the system's CAs")
+        #expect(defaults.caFile == nil && defaults.localCertificate == "./chatterd.crt" && defaults.server == local)
+        let none = try #require(options(try parse(["get"])))
+        #expect(none.caFile == nil && none.localCertificate == nil, "no ./chatterd.crt: the system's CAs")
+        let named = try #require(options(try parse(["get", "--cacert", "/f.crt"], files: ["./chatterd.crt"])))
+        #expect(named.caFile == "/f.crt" && named.localCertificate == nil, "--cacert replaces ./chatterd.crt")
     }
 
     func options(_ command: ChatterCommand) -> ConnectionOptions? {

@@ -58,13 +58,6 @@ func response(_ status: Int, _ body: String, reason: String = "", headers: [(Str
         }
     }
 
-    @Test func serverTextCannotDriveTheTerminal() {
-        let hostile = response(400, #"{"error":"bad\u001b[31m red\nline"}"#)
-        #expect(throws: ClientError.httpStatus(code: 400, reason: "bad [31m red line")) {
-            try ChattResponse.checkPosted(hostile)
-        }
-    }
-
     @Test func postNeedsAJSONObject() throws {
         try ChattResponse.checkPosted(response(200, "{}"))
         #expect(throws: ClientError.malformedResponse("the answer to a post is not a JSON object")) {

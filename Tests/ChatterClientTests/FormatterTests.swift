@@ -39,12 +39,12 @@ let sampleRows: [[String?]] = [
         #expect(lines[4] == "2026-03-25 08:12:05  dave   broken       (invalid)  -         -       -")
     }
 
-    @Test func longAndHostileTextIsCutAndCleaned() {
+    @Test func longAndHostileTextIsCutAndEscaped() {
         let message = String(repeating: "é", count: 60)
         let rows: [[String?]] = [["n\u{1b}]0;x\u{7}", message, "id", "odd time"]]
         let lines = TableFormatter.render(rows, maps: false).split(separator: "\n")
         let cut = String(repeating: "é", count: TableFormatter.maxMessageWidth - 1) + "…"
-        #expect(lines[1] == "odd time    n ]0;x   \(cut)")
+        #expect(lines[1] == #"odd time    n\u{1B}]0;x\u{07}  "# + cut)
         #expect(!lines.contains { $0.hasSuffix(" ") }, "no trailing spaces")
     }
 
