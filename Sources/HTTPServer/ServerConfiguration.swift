@@ -28,9 +28,16 @@ public struct ServerConfiguration: Sendable {
     /// Peers whose PROXY protocol header (before anything else on a connection) or `X-Forwarded-For` names
     /// the client; from anyone else both are ignored, and the peer is the client.
     public var trustedProxies: [AddressRange] = []
-    /// Connections one client address may hold open; nil for no limit. A trusted proxy that forwards many
-    /// clients over its connections without PROXY headers is not limited (its clients cannot be told apart).
+    /// Connections one client (see `ClientGroup`) may hold open; nil for no limit. A trusted proxy that forwards
+    /// many clients over its connections without PROXY headers is not limited (its clients cannot be told apart).
     public var maxConnectionsPerClient: Int?
+    /// The IPv6 prefix that counts as one client for the per-client limits (see `ClientGroup`).
+    public var ipv6ClientPrefixLength = 64
+
+    /// The client `address` is counted as by the per-client limits.
+    func clientGroup(of address: IPAddress) -> ClientGroup {
+        ClientGroup(address, ipv6PrefixLength: ipv6ClientPrefixLength)
+    }
 
     public init() {}
 }
