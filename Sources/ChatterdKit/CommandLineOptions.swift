@@ -123,13 +123,18 @@ struct ServeOptions: CommandOptions {
                     + "(128: each address)", \.server.ipv6ClientPrefixLength,
                 atLeast: ClientGroup.ipv6PrefixLengths.lowerBound, atMost: ClientGroup.ipv6PrefixLengths.upperBound),
             trustedProxies,
+            .switch(
+                "--trusted-proxy-terminates-tls", "on the TLS listener, believe a trusted proxy's X-Forwarded-For: "
+                    + "it ends TLS and connects anew", \.server.trustedProxyTerminatesTLS,
+                whenOff: "on TLS only a PROXY header names the client (a passthrough proxy cannot vouch for "
+                    + "X-Forwarded-For)"),
         ]
 
     /// `--trusted-proxy`: addresses and CIDR ranges, comma-separated.
     static let trustedProxies = CommandOption<Self>(
         flag: "--trusted-proxy", placeholder: "LIST",
         help: "proxies (addresses or CIDR ranges, comma-separated) whose PROXY protocol header or X-Forwarded-For "
-            + "names the client",
+            + "(plain HTTP; TLS with --trusted-proxy-terminates-tls) names the client",
         shownDefault: { _ in "default: none; every peer is the client" }
     ) { options, cursor throws(UsageError) in
         let text = try cursor.value(for: "--trusted-proxy")

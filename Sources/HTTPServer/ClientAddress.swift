@@ -1,8 +1,9 @@
 import HTTPCore
 
 /// Who a request is from. The socket's peer, unless the peer is a proxy we trust: then the client the proxy
-/// names, in its PROXY protocol header or, without one, in `X-Forwarded-For`. Nobody else can choose the
-/// address they are counted under.
+/// names, in its PROXY protocol header or, without one, in `X-Forwarded-For` (on the TLS listener only from a proxy
+/// that terminates TLS: see `ServerConfiguration.forwardedForProxies`). Nobody else can choose the address they
+/// are counted under.
 struct ClientAddress: Equatable, Sendable {
     /// The client's address.
     let ip: IPAddress

@@ -235,13 +235,14 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     }
 
     /// Reads a trusted proxy's PROXY header, if it sends one: it names the client, which is admitted under the
-    /// per-client limit. A proxy that sends none forwards clients per request, in `X-Forwarded-For`.
+    /// per-client limit. A proxy that sends none may forward clients per request, in `X-Forwarded-For` (see
+    /// `ServerConfiguration.forwardedForProxies` for when that is believed).
     private func readProxyHeader() -> ConnectionOpening.Step {
         let outcome = io.readProxyHeader()
         var admittedClient = true
         switch outcome {
         case .absent:
-            identity.forwardingProxies = environment.configuration.trustedProxies
+            identity.forwardingProxies = environment.configuration.forwardedForProxies
         case .header(let client?, let port):
             identity.connection = ClientAddress(ip: client, port: port)
             let group = environment.configuration.clientGroup(of: client)
