@@ -8,7 +8,7 @@ import TaskExecution
 /// Routes requests to the chatt endpoints of docs/API.md, once per request, and says how each is answered.
 public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
-    /// Posts allowed per client address; nil for no limit.
+    /// Posts allowed per client (see `ClientGroup`); nil for no limit.
     private let postLimit: PostRateLimiter?
 
     /// The `/getmaps` and `/getchatts` cache; whoever learns of changes to the store calls its `invalidate()`.
@@ -19,7 +19,7 @@ public struct ChattRouter: Sendable {
     public static let defaultPatience = DispatchTimeInterval.seconds(7)
 
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
-    /// past a client address's rate with 429; `staleIfError` is how many seconds after it was last known current a
+    /// past a client's rate with 429; `staleIfError` is how many seconds after it was last known current a
     /// feed may still be served while the database cannot be reached (0: answer 503 at once); `now` is the clock
     /// that age is measured with, in seconds (injected by tests); a read that waits on the store longer than
     /// `patience` gets 503 (or the stale feed); reads that wait on the store run as tasks on `executor`.
@@ -63,7 +63,7 @@ public struct ChattRouter: Sendable {
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
         case .postMaps, .postChatt:
-            if let postLimit, let client = request.clientAddress, let wait = postLimit.admit(client) {
+            if let postLimit, let client = request.clientGroup, let wait = postLimit.admit(client) {
                 return .ready(PostRateLimiter.refusal(waiting: wait).routed(route.rawValue))
             }
             let acceptingGeodata = route == .postMaps

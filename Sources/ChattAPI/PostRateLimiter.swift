@@ -2,8 +2,9 @@ import ChattModel
 import HTTPCore
 import Locking
 
-/// At most `postsPerSecond` posts per second from one client address, with bursts of up to `burst`: a token
-/// bucket per address. A refused post gets 429 before any database work, so nothing of it is stored.
+/// At most `postsPerSecond` posts per second from one client (an IPv4 address, or an IPv6 prefix: see
+/// `ClientGroup`), with bursts of up to `burst`: a token bucket per client. A refused post gets 429 before any
+/// database work, so nothing of it is stored.
 public final class PostRateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
@@ -14,13 +15,13 @@ public final class PostRateLimiter: Sendable {
     private let burst: Double
     private let maxClients: Int
     private let now: @Sendable () -> Double
-    private let buckets = Locked([String: Bucket]())
+    private let buckets = Locked([ClientGroup: Bucket]())
 
     /// - Parameters:
-    ///   - postsPerSecond: the sustained rate each address may post at.
-    ///   - burst: posts an address may make at once after being quiet.
-    ///   - maxClients: addresses tracked at most; past that, those with a full bucket (quiet ones) are
-    ///     forgotten, and if that is not enough, all are, so many addresses cannot grow memory without end.
+    ///   - postsPerSecond: the sustained rate each client may post at.
+    ///   - burst: posts a client may make at once after being quiet.
+    ///   - maxClients: clients tracked at most; past that, those with a full bucket (quiet ones) are
+    ///     forgotten, and if that is not enough, all are, so many clients cannot grow memory without end.
     ///   - now: a monotonic clock in seconds (injected by tests).
     public init(
         postsPerSecond: Double, burst: Int, maxClients: Int = 100_000,
@@ -34,7 +35,7 @@ public final class PostRateLimiter: Sendable {
     }
 
     /// Takes one post's token for `client`: nil when the post may go ahead, else the seconds until it could.
-    public func admit(_ client: String) -> Double? {
+    public func admit(_ client: ClientGroup) -> Double? {
         let time = now()
         return buckets.withLock { buckets in
             var bucket = buckets[client] ?? Bucket(tokens: burst, updatedAt: time)
@@ -56,7 +57,7 @@ public final class PostRateLimiter: Sendable {
         ).response
     }
 
-    private func forgetQuiet(_ buckets: inout [String: Bucket], at time: Double) {
+    private func forgetQuiet(_ buckets: inout [ClientGroup: Bucket], at time: Double) {
         buckets = buckets.filter { $0.value.tokens + (time - $0.value.updatedAt) * rate < burst }
         if buckets.count >= maxClients { buckets.removeAll() }
     }

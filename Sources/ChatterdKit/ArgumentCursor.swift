@@ -44,10 +44,13 @@ struct ArgumentCursor {
         }
     }
 
-    mutating func number<N: FixedWidthInteger>(for flag: String, atLeast minimum: N = 0) throws(UsageError) -> N {
+    mutating func number<N: FixedWidthInteger>(
+        for flag: String, atLeast minimum: N = 0, atMost maximum: N = .max
+    ) throws(UsageError) -> N {
         let text = try value(for: flag)
-        guard let number = N(text), number >= minimum else {
-            throw UsageError(description: "\(flag) needs a whole number of at least \(minimum), not \(text)")
+        guard let number = N(text), number >= minimum, number <= maximum else {
+            let range = maximum == .max ? "of at least \(minimum)" : "from \(minimum) to \(maximum)"
+            throw UsageError(description: "\(flag) needs a whole number \(range), not \(text)")
         }
         return number
     }

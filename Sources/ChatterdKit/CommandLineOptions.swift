@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import HTTPServer
 import Logging
 
@@ -52,7 +53,7 @@ struct ServeOptions: CommandOptions {
     /// Seconds after it was last known current that a feed may still be served while the database cannot be
     /// reached, with `Age`; 0 answers 503 at once, as docs/API.md does. Never with `strictFeeds`.
     var staleIfErrorSeconds = 0
-    /// Posts per second allowed from one client address; nil for no limit.
+    /// Posts per second allowed from one client (see `ClientGroup`); nil for no limit.
     var postsPerSecondPerClient: Int?
     /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
     var minimumTransferRate = Int(ConnectionTimeouts().minimumBytesPerSecond)
@@ -112,19 +113,28 @@ struct ServeOptions: CommandOptions {
                 "--max-concurrent-streams", "HTTP/2 streams one connection may have open at once",
                 \.server.http2.maxConcurrentStreams, atLeast: 1),
             .limit(
-                "--max-connections-per-ip", "connections one client address may hold open",
+                "--max-connections-per-ip", "connections one client (an IPv4 address, an IPv6 prefix) may hold open",
                 \.server.maxConnectionsPerClient),
             .limit(
-                "--post-rate-per-ip", "posts per second from one client address (bursts of twice that); "
-                    + "past it, 429", \.postsPerSecondPerClient),
+                "--post-rate-per-ip", "posts per second from one client (an IPv4 address, an IPv6 prefix; bursts of "
+                    + "twice that); past it, 429", \.postsPerSecondPerClient),
+            .number(
+                "--ipv6-client-prefix", "bits of an IPv6 address that name one client for the two limits above "
+                    + "(128: each address)", \.server.ipv6ClientPrefixLength,
+                atLeast: ClientGroup.ipv6PrefixLengths.lowerBound, atMost: ClientGroup.ipv6PrefixLengths.upperBound),
             trustedProxies,
+            .switch(
+                "--trusted-proxy-terminates-tls", "on the TLS listener, believe a trusted proxy's X-Forwarded-For: "
+                    + "it ends TLS and connects anew", \.server.trustedProxyTerminatesTLS,
+                whenOff: "on TLS only a PROXY header names the client (a passthrough proxy cannot vouch for "
+                    + "X-Forwarded-For)"),
         ]
 
     /// `--trusted-proxy`: addresses and CIDR ranges, comma-separated.
     static let trustedProxies = CommandOption<Self>(
         flag: "--trusted-proxy", placeholder: "LIST",
         help: "proxies (addresses or CIDR ranges, comma-separated) whose PROXY protocol header or X-Forwarded-For "
-            + "names the client",
+            + "(plain HTTP; TLS with --trusted-proxy-terminates-tls) names the client",
         shownDefault: { _ in "default: none; every peer is the client" }
     ) { options, cursor throws(UsageError) in
         let text = try cursor.value(for: "--trusted-proxy")

@@ -39,13 +39,14 @@ extension CommandOption {
         }
     }
 
-    /// A whole number of at least `minimum`.
+    /// A whole number from `minimum` to `maximum`.
     static func number<N: FixedWidthInteger & Sendable>(
-        _ flag: String, _ help: String, _ path: WritableKeyPath<Options, N> & Sendable, atLeast minimum: N = 0
+        _ flag: String, _ help: String, _ path: WritableKeyPath<Options, N> & Sendable, atLeast minimum: N = 0,
+        atMost maximum: N = .max
     ) -> Self {
         Self(flag: flag, placeholder: "N", help: help, shownDefault: { "default \($0[keyPath: path])" }) {
             options, cursor throws(UsageError) in
-            options[keyPath: path] = try cursor.number(for: flag, atLeast: minimum)
+            options[keyPath: path] = try cursor.number(for: flag, atLeast: minimum, atMost: maximum)
         }
     }
 

@@ -11,9 +11,9 @@ public struct HTTPRequest: Sendable, Equatable {
     public var headers: HTTPHeaders
     /// The decoded body (de-chunked when it was sent chunked).
     public var body: [UInt8]
-    /// The client's IP address as text, set by the server: the socket's peer, or the client a trusted proxy
-    /// names. Nil where no server set it (tests).
-    public var clientAddress: String?
+    /// Who the per-client limits count this request against, set by the server: the group (see `ClientGroup`) of
+    /// the socket's peer, or of the client a trusted proxy names. Nil where no server set it (tests).
+    public var clientGroup: ClientGroup?
     /// The id the response echoes in `X-Request-Id`, set by the server: the client's when acceptable, else one
     /// it made. Nil where no server set it (tests).
     public var requestID: String?

@@ -1,23 +1,23 @@
 import HTTPCore
 
 /// Who a request is from. The socket's peer, unless the peer is a proxy we trust: then the client the proxy
-/// names, in its PROXY protocol header or, without one, in `X-Forwarded-For`. Nobody else can choose the
-/// address they are counted under.
+/// names, in its PROXY protocol header or, without one, in `X-Forwarded-For` (on the TLS listener only from a proxy
+/// that terminates TLS: see `ServerConfiguration.forwardedForProxies`). Nobody else can choose the address they
+/// are counted under.
 struct ClientAddress: Equatable, Sendable {
     /// The client's address.
     let ip: IPAddress
     /// The client's port, when known (not from `X-Forwarded-For`).
     let port: UInt16?
-    /// The address as text, as handlers see it; made once, since every request reports it.
-    let ipText: String
-    /// `ip:port`, or `[ip]:port` for IPv6; the address alone without a port. For logs.
+    /// `ip:port`, or `[ip]:port` for IPv6; the address alone without a port. For logs, which always show the
+    /// whole address (the limits count by `ClientGroup`); made once, since every request reports it.
     let text: String
 
     init(ip: IPAddress, port: UInt16?) {
         self.ip = ip
         self.port = port
-        ipText = ip.description
-        if let port { text = ip.isIPv4 ? "\(ipText):\(port)" : "[\(ipText)]:\(port)" } else { text = ipText }
+        let address = ip.description
+        if let port { text = ip.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)" } else { text = address }
     }
 
     /// The client of a request with `X-Forwarded-For` values `forwardedFor`, sent by a trusted proxy
@@ -47,6 +47,8 @@ struct ClientIdentity: Sendable {
     var connection: ClientAddress
     /// The proxies `X-Forwarded-For` is taken from; empty when it is not to be read on this connection.
     var forwardingProxies: [AddressRange]
+    /// The IPv6 prefix a client is counted by (see `ClientGroup`).
+    let ipv6ClientPrefixLength: Int
 
     /// The client of `request`.
     func client(of request: HTTPRequest) -> ClientAddress {
@@ -55,11 +57,11 @@ struct ClientIdentity: Sendable {
             by: connection, forwardedFor: request.headers.values("X-Forwarded-For"), trusted: forwardingProxies)
     }
 
-    /// `request` marked with its client's address.
+    /// `request` marked with the group its client is counted in (the full address is for logs).
     func marked(_ request: HTTPRequest) -> (HTTPRequest, ClientAddress) {
         let client = client(of: request)
         var request = request
-        request.clientAddress = client.ipText
+        request.clientGroup = ClientGroup(client.ip, ipv6PrefixLength: ipv6ClientPrefixLength)
         return (request, client)
     }
 }

@@ -17,8 +17,8 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private let clock: @Sendable () -> Instant
     /// Who the requests are from: the peer, or the client a trusted proxy names.
     private var identity: ClientIdentity
-    /// The address this connection is counted under in `environment.clients`, once admitted.
-    private var admitted: IPAddress?
+    /// The client this connection is counted under in `environment.clients`, once admitted.
+    private var admitted: ClientGroup?
     private var opening: ConnectionOpening
     /// The protocol, once the opening chose it.
     private var driver: (any ProtocolDriver)?
@@ -36,7 +36,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     static let readsPerTurn = 4
 
     init(
-        id: Int, io: any ConnectionIO, queue: DispatchQueue, peer: ClientAddress, admitted: IPAddress?,
+        id: Int, io: any ConnectionIO, queue: DispatchQueue, peer: ClientAddress, admitted: ClientGroup?,
         environment: ConnectionEnvironment, locals: QueueLocals, clock: @escaping @Sendable () -> Instant = { .now }
     ) {
         self.id = id
@@ -47,7 +47,8 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         self.locals = locals
         self.clock = clock
         let configuration = environment.configuration
-        identity = ClientIdentity(connection: peer, forwardingProxies: [])
+        identity = ClientIdentity(
+            connection: peer, forwardingProxies: [], ipv6ClientPrefixLength: configuration.ipv6ClientPrefixLength)
         opening = ConnectionOpening(
             at: clock(), proxied: configuration.trustedProxies.contains { $0.contains(peer.ip) },
             sniffsPlainHTTP: configuration.tls == nil && configuration.http2.enabled, timeouts: configuration.timeouts)
@@ -234,18 +235,20 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     }
 
     /// Reads a trusted proxy's PROXY header, if it sends one: it names the client, which is admitted under the
-    /// per-client limit. A proxy that sends none forwards clients per request, in `X-Forwarded-For`.
+    /// per-client limit. A proxy that sends none may forward clients per request, in `X-Forwarded-For` (see
+    /// `ServerConfiguration.forwardedForProxies` for when that is believed).
     private func readProxyHeader() -> ConnectionOpening.Step {
         let outcome = io.readProxyHeader()
         var admittedClient = true
         switch outcome {
         case .absent:
-            identity.forwardingProxies = environment.configuration.trustedProxies
+            identity.forwardingProxies = environment.configuration.forwardedForProxies
         case .header(let client?, let port):
             identity.connection = ClientAddress(ip: client, port: port)
-            admittedClient = environment.clients.admit(client)
+            let group = environment.configuration.clientGroup(of: client)
+            admittedClient = environment.clients.admit(group)
             if admittedClient {
-                admitted = client
+                admitted = group
             } else {
                 environment.statistics.connectionRefused(reason: "client_connection_limit")
             }

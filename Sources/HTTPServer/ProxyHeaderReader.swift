@@ -1,3 +1,4 @@
+import HTTPCore
 import Syscalls
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// The PROXY protocol header (versions 1 and 2, as HAProxy's specification defines them) that a TCP proxy
 /// sends before anything else, naming the client it forwards. Read only from trusted proxies.
 enum ProxyProtocol {

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Request ids: the client's `X-Request-Id` when it is safe to log and echo, else one made here.
 ///
 /// A made id is `<process prefix>-<connection>-<request on that connection>` (e.g. `9f3c01ab-1a-3`): unique within
@@ -22,6 +24,14 @@ enum RequestID {
             default: false
             }
         }
+    }
+
+    /// The id the client gave in `headers`, if it may be used: exactly one `X-Request-Id` field, and that one
+    /// acceptable. Of two or more, none is taken: which to believe is a guess, and any may be someone else's.
+    static func given(in headers: HTTPHeaders) -> String? {
+        let values = headers.values(headerName)
+        guard values.count == 1, let id = values.first, isAcceptable(id) else { return nil }
+        return id
     }
 
     /// A random 8-hex-digit prefix, made once per server.

@@ -30,12 +30,11 @@ struct RequestRecorder {
     }
 
     /// `request` as the handler gets it, marked with its client and its id (the client's `X-Request-Id` when
-    /// acceptable, else a new one), and its record.
+    /// acceptable, else a new one: see `RequestID.given`), and its record.
     mutating func begin(_ request: HTTPRequest, at now: Instant) -> (HTTPRequest, Record) {
         begun += 1
         var (request, client) = identity.marked(request)
-        let given = request.headers[RequestID.headerName]
-        let id = given.flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? madeID()
+        let id = RequestID.given(in: request.headers) ?? madeID()
         request.requestID = id
         return (request, Record(request: request, id: id, client: client, startedAt: now))
     }

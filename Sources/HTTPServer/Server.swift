@@ -106,7 +106,8 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
     private func open(_ fd: Int32, peer: ClientAddress) {
         // A trusted proxy's connection is counted under the client its PROXY header names, once it is read.
         let trusted = configuration.trustedProxies.contains { $0.contains(peer.ip) }
-        if !trusted, !clients.admit(peer.ip) {
+        let client = configuration.clientGroup(of: peer.ip)
+        if !trusted, !clients.admit(client) {
             statistics.connectionRefused(reason: "client_connection_limit")
             Glibc.close(fd)
             return
@@ -132,7 +133,7 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
         let loop = loops[id % loops.count]
         let io = SocketIO(fd: fd, transport: transport, loop: loop)
         let connection = Connection(
-            id: id, io: io, queue: loop.queue, peer: peer, admitted: trusted ? nil : peer.ip,
+            id: id, io: io, queue: loop.queue, peer: peer, admitted: trusted ? nil : client,
             environment: environment, locals: locals[id % loops.count])
         connections.withLock { $0.open[id] = connection }
         statistics.connectionOpened()

@@ -28,9 +28,27 @@ public struct ServerConfiguration: Sendable {
     /// Peers whose PROXY protocol header (before anything else on a connection) or `X-Forwarded-For` names
     /// the client; from anyone else both are ignored, and the peer is the client.
     public var trustedProxies: [AddressRange] = []
-    /// Connections one client address may hold open; nil for no limit. A trusted proxy that forwards many
-    /// clients over its connections without PROXY headers is not limited (its clients cannot be told apart).
+    /// Whether the trusted proxies end TLS themselves and open a new TLS connection to us, so that on the TLS
+    /// listener an `X-Forwarded-For` is theirs. A proxy that passes TLS through cannot add one: there the
+    /// header is whatever the client wrote, and only the proxy's PROXY header names the client.
+    public var trustedProxyTerminatesTLS = false
+    /// Connections one client (see `ClientGroup`) may hold open; nil for no limit. A trusted proxy that forwards
+    /// many clients over its connections without PROXY headers is not limited (its clients cannot be told apart).
     public var maxConnectionsPerClient: Int?
+    /// The IPv6 prefix that counts as one client for the per-client limits (see `ClientGroup`).
+    public var ipv6ClientPrefixLength = 64
+
+    /// The client `address` is counted as by the per-client limits.
+    func clientGroup(of address: IPAddress) -> ClientGroup {
+        ClientGroup(address, ipv6PrefixLength: ipv6ClientPrefixLength)
+    }
+
+    /// The proxies whose `X-Forwarded-For` names the client on a trusted proxy's connection that began without a
+    /// PROXY header: every trusted proxy on plain HTTP (an HTTP proxy writes the header itself), on TLS only
+    /// when they terminate TLS; otherwise none, and the proxy is the client.
+    var forwardedForProxies: [AddressRange] {
+        tls == nil || trustedProxyTerminatesTLS ? trustedProxies : []
+    }
 
     public init() {}
 }

@@ -36,6 +36,7 @@ import TestSupport
             "CHATTERD_MIN_TRANSFER_RATE": "64", "CHATTERD_HTTP2": "no", "CHATTERD_MAX_CONCURRENT_STREAMS": "13",
             "CHATTERD_MAX_CONNECTIONS_PER_IP": "14", "CHATTERD_POST_RATE_PER_IP": "15",
             "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1", "CHATTERD_STALE_IF_ERROR": "16",
+            "CHATTERD_IPV6_CLIENT_PREFIX": "56", "CHATTERD_TRUSTED_PROXY_TERMINATES_TLS": "yes",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -57,6 +58,7 @@ import TestSupport
         #expect(!options.server.http2.enabled && options.server.http2.maxConcurrentStreams == 13)
         #expect(options.server.maxConnectionsPerClient == 14 && options.postsPerSecondPerClient == 15)
         #expect(options.server.trustedProxies.map(\.description) == ["10.0.0.0/8", "::1"])
+        #expect(options.server.ipv6ClientPrefixLength == 56 && options.server.trustedProxyTerminatesTLS)
     }
 
     @Test func limitsAreOffAndHTTP2IsOnUnlessAsked() throws {
@@ -66,6 +68,23 @@ import TestSupport
         #expect(try serve(["--http2=no"]).server.http2.enabled == false)
         #expect(usageError(["--trusted-proxy", "10.0.0.0/8,nonsense"])?.contains("nonsense") == true)
         #expect(usageError(["--max-connections-per-ip", "0"]) != nil)
+    }
+
+    @Test func ipv6ClientsAreCountedPerSlash64UnlessAsked() throws {
+        let options = try serve()
+        #expect(options.server.ipv6ClientPrefixLength == 64)
+        #expect(try serve(["--ipv6-client-prefix", "128"]).server.ipv6ClientPrefixLength == 128)
+        #expect(try serve(["--ipv6-client-prefix=1"]).server.ipv6ClientPrefixLength == 1)
+        for bad in ["0", "129", "-1", "64.5", "/64"] {
+            #expect(usageError(["--ipv6-client-prefix", bad])
+                == "--ipv6-client-prefix needs a whole number from 1 to 128, not \(bad)")
+        }
+    }
+
+    @Test func forwardedForOnTLSIsBelievedOnlyWhenTheProxyIsSaidToTerminateTLS() throws {
+        #expect(try !serve().server.trustedProxyTerminatesTLS)
+        #expect(try serve(["--trusted-proxy-terminates-tls"]).server.trustedProxyTerminatesTLS)
+        #expect(try serve(["--trusted-proxy-terminates-tls=no"]).server.trustedProxyTerminatesTLS == false)
     }
 
     @Test func aFlagWinsOverItsVariable() throws {

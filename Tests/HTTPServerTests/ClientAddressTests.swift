@@ -80,4 +80,13 @@ import Testing
         #expect(client(["203.0.113.9, nonsense"]) == "10.0.0.5:40000", "not read past what is not an address")
         #expect(client(["10.0.0.8, 10.0.0.9"]) == "10.0.0.8", "all trusted: the farthest")
     }
+
+    @Test func theRequestIsLimitedByItsClientsPrefixAndLoggedByItsWholeAddress() {
+        let identity = ClientIdentity(
+            connection: ClientAddress(ip: IPAddress("2001:db8::7")!, port: 4000), forwardingProxies: [],
+            ipv6ClientPrefixLength: 56)
+        let (request, client) = identity.marked(HTTPRequest(method: .GET, target: "/", path: "/"))
+        #expect(client.text == "[2001:db8::7]:4000")
+        #expect(request.clientGroup?.description == "2001:db8::/56")
+    }
 }

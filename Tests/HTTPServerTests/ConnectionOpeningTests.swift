@@ -1,3 +1,4 @@
+import HTTPCore
 @testable import HTTPServer
 import Testing
 

@@ -66,6 +66,18 @@ import Testing
         #expect(recorder.recorded.map(\.requestID) == [echoed])
     }
 
+    @Test func twoRequestIDFieldsAreReplacedEvenWhenEachIsAcceptable() throws {
+        let recorder = try Recorder()
+        defer { recorder.stop() }
+        let client = try TestClient(port: recorder.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\nX-Request-Id: first\r\nX-Request-Id: second\r\n\r\n")
+        let response = try #require(client.readResponse())
+        let echoed = try #require(response.header("X-Request-Id"))
+        #expect(echoed.wholeMatch(of: #/[0-9a-f]{8}-[0-9a-f]+-[0-9]+/#) != nil, "made here, not \(echoed)")
+        #expect(recorder.idsSeenByHandler.withLock { $0 } == [echoed])
+        #expect(recorder.recorded.map(\.requestID) == [echoed])
+    }
+
     @Test func madeIDsAreUniquePerRequestAndShareTheServerPrefix() throws {
         let recorder = try Recorder()
         defer { recorder.stop() }

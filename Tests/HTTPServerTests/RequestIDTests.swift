@@ -1,3 +1,4 @@
+import HTTPCore
 @testable import HTTPServer
 import Testing
 
@@ -16,6 +17,19 @@ import Testing
             let safe = character.isASCII && (character.isLetter || character.isNumber || "-_.:".contains(character))
             #expect(RequestID.isAcceptable(String(character)) == safe, "byte \(byte)")
         }
+    }
+
+    @Test func onlyOneAcceptableFieldIsTaken() {
+        func given(_ values: [String]) -> String? {
+            RequestID.given(in: HTTPHeaders([("Host", "x")] + values.map { ("X-Request-Id", $0) }))
+        }
+        #expect(given(["abc"]) == "abc")
+        #expect(given([]) == nil)
+        #expect(given(["a b"]) == nil)
+        #expect(given(["first", "second"]) == nil, "two fields: neither is believed")
+        #expect(given(["same", "same"]) == nil)
+        #expect(given(["ok", "not ok"]) == nil)
+        #expect(RequestID.given(in: HTTPHeaders([("x-request-id", "lower")])) == "lower", "names ignore case")
     }
 
     @Test func prefixesAreEightHexDigits() {

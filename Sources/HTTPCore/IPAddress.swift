@@ -27,7 +27,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The address of 4 or 16 raw bytes.
-    init(bytes: [UInt8]) {
+    public init(bytes: [UInt8]) {
         let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
         self.bytes = bytes.count == 16 && bytes.starts(with: mappedPrefix) ? Array(bytes.suffix(4)) : bytes
     }
