@@ -50,7 +50,7 @@ import Testing
         var template = Array("/tmp/chatter-names-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
         try #require(fd >= 0)
-        let path = String(cString: template)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { unlink(path) }
         let bytes = Array(TestCertificates.legacy.utf8)
         #expect(write(fd, bytes, bytes.count) == bytes.count)
