@@ -113,6 +113,8 @@ install_files() {
     rm -f "$SHARE"/migrations/*.sql
     install -m 0644 migrations/*.sql "$SHARE/migrations/"
     install -m 0755 deploy/gen-cert.sh "$SHARE/gen-cert.sh"
+    # What gen-cert.sh puts in the certificates; the installed copy sources it from beside itself.
+    install -m 0644 scripts/lib/cert.sh "$SHARE/cert.sh"
     install -m 0644 deploy/README.md "$SHARE/README.md"
     log "installed $BIN ($("$BIN" --version)), $SHARE/migrations ($(find "$SHARE/migrations" -name '*.sql' | wc -l) files)"
 }
