@@ -14,7 +14,8 @@
 #   CA it fully trusts could vouch for any site. So the CA is name-constrained (nameConstraints, critical) to
 #   the SANs given here and closed to any other DNS name or IP address, and its key exists only in this
 #   script's memory: it signs the server's certificate and is gone. Whoever later gets NAME.key can pose
-#   as this server, and nothing else.
+#   as this server, and nothing else. iOS applies a trusted root's name constraints, DNS and IP alike
+#   (Apple's trustd: SecPolicyServer.c starts from the anchor's subtrees, nameconstraints.c matches them).
 # - Apple, "Requirements for trusted certificates in iOS 13": names in subjectAltName (iOS ignores the CN),
 #   SHA-256 signatures, RSA keys of at least 2048 bits, extendedKeyUsage serverAuth, at most 825 days.
 #   Both certificates have the same validity.
