@@ -68,7 +68,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 bench_chatterd_build
-crt=$BENCH_OUT/bench.crt key=$BENCH_OUT/bench.key
+# The chain gen-cert.sh writes: what chatterd and nginx serve, and (as it ends with the CA) what the clients trust.
+crt=$BENCH_OUT/bench-server.crt key=$BENCH_OUT/bench.key
 deploy/gen-cert.sh --out-dir "$BENCH_OUT" --name bench --force >/dev/null
 log "starting PostgreSQL (full durability) and seeding $BENCH_ROWS chatts"
 bench_db_start "$BENCH_CONNECTIONS"

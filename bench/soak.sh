@@ -61,7 +61,7 @@ port=$(free_port)
 pool_size=8
 # warn: no access line per request, so the log stays small over a long soak.
 start_tracked "$out/chatterd.log" "$CHATTERD_BIN" serve --host 127.0.0.1 --port "$port" --database-url "$url" \
-    --cert "$out/soak.crt" --key "$out/soak.key" --pool-size "$pool_size" --log-level warn
+    --cert "$out/soak-server.crt" --key "$out/soak.key" --pool-size "$pool_size" --log-level warn
 pid=$STARTED_PID
 wait_http "$pid" "$out/chatterd.log" --cacert "$out/soak.crt" "https://127.0.0.1:$port/readyz"
 

@@ -113,6 +113,8 @@ install_files() {
     rm -f "$SHARE"/migrations/*.sql
     install -m 0644 migrations/*.sql "$SHARE/migrations/"
     install -m 0755 deploy/gen-cert.sh "$SHARE/gen-cert.sh"
+    # What gen-cert.sh puts in the certificates; the installed copy sources it from beside itself.
+    install -m 0644 scripts/lib/cert.sh "$SHARE/cert.sh"
     install -m 0644 deploy/README.md "$SHARE/README.md"
     log "installed $BIN ($("$BIN" --version)), $SHARE/migrations ($(find "$SHARE/migrations" -name '*.sql' | wc -l) files)"
 }
@@ -138,30 +140,32 @@ default_ip() {
     printf '%s' "$address"
 }
 
-# Makes /etc/chatterd with the certificate and a key only the service user can read (generated once).
+# Makes /etc/chatterd with the CA phones install (chatterd.crt), the chain chatterd serves
+# (chatterd-server.crt) and its key, which only the service user can read; generated once.
 ensure_tls() {
     install -d -m 0750 -o root -g "$user" "$ETC"
-    local crt=$ETC/chatterd.crt key=$ETC/chatterd.key name
+    local ca=$ETC/chatterd.crt chain=$ETC/chatterd-server.crt key=$ETC/chatterd.key name
     (( ${#ips[@]} > 0 )) || { name=$(default_ip); [[ -z $name ]] || ips=("$name"); }
     if [[ ! -e $key ]]; then
-        log "generating a key and certificate for localhost 127.0.0.1 ${domains[*]} ${ips[*]}"
+        log "generating a CA, a key and a certificate for localhost 127.0.0.1 ${domains[*]} ${ips[*]}"
         deploy/gen-cert.sh --out-dir "$ETC" localhost 127.0.0.1 "${domains[@]}" "${ips[@]}" >&2
     else
-        cert_key_matches "$crt" "$key" || die "$key does not match $crt; restore the pair (phones trust $crt)"
-        log "keeping $key and $crt"
-        for name in "${domains[@]}"; do
-            openssl x509 -in "$crt" -noout -checkhost "$name" | grep -q 'does match' \
-                || warn "$crt does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
-        done
-        for name in "${ips[@]}"; do
-            openssl x509 -in "$crt" -noout -checkip "$name" | grep -q 'does match' \
-                || warn "$crt does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
-        done
+        log "keeping $key, $chain and $ca"
     fi
+    cert_check_chain "$ca" "$chain" "$key" \
+        || die "restore the files made together (phones trust $ca), or make new ones (deploy/README.md, rotate)"
+    for name in "${domains[@]}"; do
+        openssl x509 -in "$chain" -noout -checkhost "$name" | grep -q 'does match' \
+            || warn "$chain does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
+    done
+    for name in "${ips[@]}"; do
+        openssl x509 -in "$chain" -noout -checkip "$name" | grep -q 'does match' \
+            || warn "$chain does not name $name: phones using it will refuse it (deploy/README.md, rotate)"
+    done
     chown "$user:$user" "$key"
     chmod 0600 "$key"
-    chown root:root "$crt"
-    chmod 0644 "$crt"
+    chown root:root "$ca" "$chain"
+    chmod 0644 "$ca" "$chain"
 }
 
 # Prints the value of KEY in the environment file, without quotes.
@@ -201,6 +205,7 @@ migrate() {
 ensure_env_file() {
     if [[ -e $ENV_FILE ]]; then
         log "keeping $ENV_FILE${settings_given[*]:+ (${settings_given[*]} not applied: edit it instead)}"
+        serve_chain_in_env_file
         # Readable by the service user, writable by root only (uninstall.sh hands it to root).
         chown "root:$user" "$ENV_FILE"
         chmod 0640 "$ENV_FILE"
@@ -214,6 +219,21 @@ ensure_env_file() {
     chown "root:$user" "$ENV_FILE.new"
     mv -f "$ENV_FILE.new" "$ENV_FILE"
     log "wrote $ENV_FILE"
+}
+
+# An environment file written before gen-cert.sh made a CA serves $ETC/chatterd.crt, which a new
+# gen-cert.sh run replaces with the CA phones install; point it at the chain chatterd serves instead (for a
+# kept pair, the same certificate). Only that exact line changes; the rest of the file stays as it is.
+serve_chain_in_env_file() {
+    local old=$ETC/chatterd.crt new=$ETC/chatterd-server.crt pattern
+    pattern="^CHATTERD_CERT=\"?${old//./\\.}\"?\$"
+    if [[ ! -e $new ]] || ! grep -Eq "$pattern" "$ENV_FILE"; then
+        return 0
+    fi
+    (umask 027 && sed -E "s|$pattern|CHATTERD_CERT=\"$new\"|" "$ENV_FILE" >"$ENV_FILE.new")
+    chown "root:$user" "$ENV_FILE.new"
+    mv -f "$ENV_FILE.new" "$ENV_FILE"
+    log "$ENV_FILE: CHATTERD_CERT is now $new (the server's certificate and the CA)"
 }
 
 # Installs the unit for this user and prefix, and (re)starts the service when systemd runs.

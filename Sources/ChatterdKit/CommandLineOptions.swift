@@ -39,7 +39,7 @@ struct LogOptions {
 /// Options of `chatterd serve`. Server limits live in `server`, whose defaults are docs/API.md's.
 struct ServeOptions: CommandOptions {
     var server = ServerConfiguration()
-    var certificatePath = "./chatterd.crt"
+    var certificatePath = "./chatterd-server.crt"
     var keyPath = "./chatterd.key"
     var plainHTTP = false
     var databaseURL: String?
@@ -65,7 +65,7 @@ struct ServeOptions: CommandOptions {
         [
             .text("--host", "H", "address to listen on", \.server.host),
             .number("--port", "port to listen on", \.server.port),
-            .text("--cert", "FILE", "certificate chain, PEM", \.certificatePath),
+            .text("--cert", "FILE", "certificate chain, PEM: the server's certificate first", \.certificatePath),
             .text("--key", "FILE", "private key, PEM, readable by its owner only", \.keyPath),
             .switch("--plain-http", "plain HTTP instead of HTTPS (only behind a TLS-terminating proxy)", \.plainHTTP),
             .switch("--reuse-port", "SO_REUSEPORT: share the port with other chatterd processes", \.server.reusePort),
