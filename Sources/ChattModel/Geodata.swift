@@ -4,9 +4,9 @@ import JSON
 ///
 /// Used only to check a posted string; the string itself is what gets stored, byte for byte.
 public struct Geodata: Sendable, Equatable {
-    /// Degrees, finite, within -90...90.
+    /// Degrees within -90...90; finite, and zero only if posted as zero (see `JSONNumber.value`).
     public var latitude: Double
-    /// Degrees, finite, within -180...180.
+    /// Degrees within -180...180; finite, and zero only if posted as zero (see `JSONNumber.value`).
     public var longitude: Double
     /// Free text from the client, e.g. "North".
     public var facing: String
@@ -23,7 +23,8 @@ public struct Geodata: Sendable, Equatable {
 
     /// Parses `text` with the strict JSON parser and checks the shape and ranges.
     ///
-    /// - Throws: 400 for a NUL character in a decoded element; 422 for anything else wrong.
+    /// - Throws: 400 for a NUL character in a decoded element; 422 for anything else wrong, including a number no
+    ///   `Double` holds as written (`1e400`, or `1e-400`, which is not zero but would read as 0).
     public init(parsing text: String) throws(APIError) {
         guard !text.utf8.contains(0) else { throw ChattValidator.nulCharacter }
         // The parser allows a byte order mark before a JSON text, but inside a stored string it is an invisible
@@ -32,6 +33,9 @@ public struct Geodata: Sendable, Equatable {
         let value: JSONValue
         do {
             value = try JSONParser.parse(text)
+        } catch .numberOutOfRange {
+            // Stored byte for byte, `1e-400` would reach every phone as a latitude its parser reads as 0.
+            throw Self.numberOutOfRange
         } catch {
             throw Self.wrongShape
         }
@@ -51,4 +55,6 @@ public struct Geodata: Sendable, Equatable {
     }
 
     private static let wrongShape = APIError.unprocessable("geodata must be a JSON array [lat, lon, facing, speed]")
+    /// The answer to a number no `Double` holds as written (see `JSONParser.holds(_:significand:)`).
+    static let numberOutOfRange = APIError.unprocessable("geodata number out of range for a double")
 }

@@ -1,8 +1,8 @@
 /// A strict RFC 8259 JSON parser over UTF-8 bytes.
 ///
-/// Stricter than the RFC's "SHOULD"s: duplicate keys, lone surrogates, numbers beyond `Double`
-/// and nesting beyond `maxDepth` are errors. Recursion is bounded by `maxDepth`, so deep input
-/// cannot exhaust the stack.
+/// Stricter than the RFC's "SHOULD"s: duplicate keys, lone surrogates, numbers no `Double` holds as written
+/// (overflowing to infinity, or nonzero and underflowing to zero) and nesting beyond `maxDepth` are errors.
+/// Recursion is bounded by `maxDepth`, so deep input cannot exhaust the stack.
 public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted; a top-level `[]` is depth 1.
     public static let maxDepth = 64
@@ -119,6 +119,7 @@ public struct JSONParser {
         if consume(UInt8(ascii: ".")) {
             guard skipDigits() > 0 else { throw .syntax }
         }
+        let significand = bytes[start..<index]
         if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
             _ = consume(UInt8(ascii: "+")) || consume(UInt8(ascii: "-"))
             guard skipDigits() > 0 else { throw .syntax }
@@ -126,8 +127,17 @@ public struct JSONParser {
         let literal = String(decoding: bytes[start..<index], as: UTF8.self)
         // The grammar above is a subset of what Double(String) reads, so nil cannot happen; treat it as syntax.
         guard let value = Double(literal) else { throw .syntax }
-        guard value.isFinite else { throw .numberOutOfRange }
+        guard Self.holds(value, significand: significand) else { throw .numberOutOfRange }
         return JSONNumber(literal: literal, value: value)
+    }
+
+    /// Whether `value`, the nearest `Double` to a literal whose text before any exponent is `significand`, stands
+    /// for the number as written: finite (`1e400` overflows to infinity), and zero only if every digit of the
+    /// significand is `0` (`1e-400` underflows to zero; `-0` and `0e400` are zero). A subnormal such as `5e-324`
+    /// is held, with fewer bits of precision, as any decimal fraction is held by its nearest `Double`.
+    static func holds(_ value: Double, significand: ArraySlice<UInt8>) -> Bool {
+        guard value.isFinite else { return false }
+        return value != 0 || !significand.contains { (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0) }
     }
 
     private mutating func skipDigits() -> Int {

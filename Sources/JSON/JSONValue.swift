@@ -75,7 +75,7 @@ public struct JSONMember: Sendable, Equatable {
 public struct JSONNumber: Sendable, Equatable {
     /// The number as it appeared in the document, e.g. `-0` or `1E5`.
     public var literal: String
-    /// The nearest `Double`; never infinite or NaN.
+    /// The nearest `Double`; never infinite or NaN, and zero only when the literal is (`-0`, `0.0e9`).
     public var value: Double
 
     /// A number with the given literal text and value.
@@ -97,6 +97,7 @@ public enum JSONParseError: Error, Sendable, Equatable {
     case duplicateKey(String)
     /// Arrays and objects nest deeper than `JSONParser.maxDepth`.
     case tooDeep
-    /// A number's magnitude is too large for a `Double` (e.g. `1e400`).
+    /// No `Double` holds the number as written: its magnitude is too large (`1e400` would be infinity), or it is
+    /// not zero yet too small (`1e-400` would be 0).
     case numberOutOfRange
 }

@@ -131,6 +131,10 @@ private func paddedGeodata(_ scalars: Int) -> String {
         ValidationCase("second value", body() + body(), .rejected(422)),
         ValidationCase("NaN literal in ignored key", #"{"name":"a","message":"m","n":NaN}"#, .rejected(422)),
         ValidationCase("number out of range in ignored key", #"{"name":"a","message":"m","n":1e400}"#, .rejected(422)),
+        ValidationCase("underflowing number in ignored key", #"{"name":"a","message":"m","n":1e-400}"#, .rejected(422)),
+        ValidationCase(
+            "underflowing number in ignored key", .postchatt, #"{"name":"a","message":"m","n":[2e-324]}"#,
+            .rejected(422)),
         ValidationCase(
             "nested too deeply",
             #"{"name":"a","message":"m","n":"# + String(repeating: "[", count: 64)
@@ -216,6 +220,28 @@ private func paddedGeodata(_ scalars: Int) -> String {
         ValidationCase("1e400 string", geo(#"["1e400",0,"N","w"]"#), .rejected(422)),
         ValidationCase("hex float", geo(#"[0x1p3,0,"N","w"]"#), .rejected(422)),
         ValidationCase("hex float string", geo(#"["0x1p3",0,"N","w"]"#), .rejected(422)),
+        // Numbers a Double holds as written: zeros however spelled, subnormals, padded exponents, long digit runs.
+        ValidationCase(
+            "zeros with huge exponents", geo(#"[0e99999999999,-0.0e-99999,"N","w"]"#),
+            ok("a", "m", #"[0e99999999999,-0.0e-99999,"N","w"]"#)),
+        ValidationCase(
+            "subnormals", geo(#"[5e-324,-2.2250738585072009e-308,"N","w"]"#),
+            ok("a", "m", #"[5e-324,-2.2250738585072009e-308,"N","w"]"#)),
+        ValidationCase(
+            "exponents padded with zeros", geo(#"[1e+0000000000000000001,-1E-0000000000000000001,"N","w"]"#),
+            ok("a", "m", #"[1e+0000000000000000001,-1E-0000000000000000001,"N","w"]"#)),
+        ValidationCase(
+            "200 zeros before a digit", geo("[0." + String(repeating: "0", count: 200) + #"1,0,"N","w"]"#),
+            ok("a", "m", "[0." + String(repeating: "0", count: 200) + #"1,0,"N","w"]"#)),
+        // Numbers no Double holds as written: nonzero but underflowing to 0, or overflowing to infinity.
+        ValidationCase("latitude 1e-99999999999", geo(#"[1e-99999999999,0,"N","w"]"#), .rejected(422)),
+        ValidationCase("longitude -1e-400", geo(#"[0,-1e-400,"N","w"]"#), .rejected(422)),
+        ValidationCase("latitude 2e-324, under half the least subnormal", geo(#"[2e-324,0,"N","w"]"#), .rejected(422)),
+        ValidationCase(
+            "underflow through a padded exponent", geo(#"[1e-0000000000000000000400,0,"N","w"]"#), .rejected(422)),
+        ValidationCase("longitude 1e99999999999", geo(#"[0,1e99999999999,"N","w"]"#), .rejected(422)),
+        ValidationCase(
+            "underflow in an otherwise wrong shape", geo(#"[1e-400,0,"N"]"#), .rejected(422)),
         ValidationCase("three elements", geo(#"[1,2,"N"]"#), .rejected(422)),
         ValidationCase("five elements", geo(#"[1,2,"N","w","x"]"#), .rejected(422)),
         ValidationCase("object", geo(#"{"lat":1}"#), .rejected(422)),
@@ -242,6 +268,24 @@ private func paddedGeodata(_ scalars: Int) -> String {
 
     @Test("geodata content", arguments: geodataCases)
     func geodata(_ testCase: ValidationCase) { check(testCase) }
+
+    @Test func aNumberNoDoubleHoldsIsNamedInTheError() {
+        let outOfRange = APIError.unprocessable("geodata number out of range for a double")
+        for text in [#"[1e-99999999999,0,"N","w"]"#, #"[0,-1e-400,"N","w"]"#, #"[1e400,0,"N","w"]"#] {
+            #expect(throws: outOfRange, "\(text)") { try Geodata(parsing: text) }
+        }
+        let body = Array(#"{"name":"a","message":"m","n":1e-400}"#.utf8)
+        #expect(throws: APIError.unprocessable("body has a number out of range")) {
+            try ChattValidator.validate(body, acceptingGeodata: false)
+        }
+    }
+
+    @Test func zerosAndSubnormalsKeepTheirValues() throws {
+        let zeros = try Geodata(parsing: #"[-0e99999999999,0.000e-99999,"N","w"]"#)
+        #expect(zeros.latitude == 0 && zeros.latitude.sign == .minus && zeros.longitude == 0)
+        let subnormal = try Geodata(parsing: #"[5e-324,-3e-324,"N","w"]"#)
+        #expect(subnormal.latitude == .leastNonzeroMagnitude && subnormal.longitude == -.leastNonzeroMagnitude)
+    }
 
     @Test func geodataParsesToItsFields() throws {
         let geodata = try Geodata(parsing: iOSGeodata)

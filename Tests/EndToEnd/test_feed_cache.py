@@ -129,6 +129,9 @@ def test_since_and_limit_slice_the_feed(protocol_server, token):
     assert [row[2] for row in maps] == ids[1:3] and all(len(row) == 5 for row in maps)
     _, last = rows_of(protocol_server, f"/getmaps/?since={ids[3].upper()}")
     assert last == []
+    # An id compares case-insensitively on input (RFC 9562 §4), though the server sends it in lower case.
+    for spelling in (ids[0].upper(), "".join(c.upper() if i % 2 else c for i, c in enumerate(ids[0]))):
+        assert rows_of(protocol_server, f"/getchatts?since={spelling}")[1] == after_first, spelling
     _, everything = rows_of(protocol_server, "/getchatts")
     _, first_two = rows_of(protocol_server, "/getchatts?limit=2")
     assert first_two == everything[:2]

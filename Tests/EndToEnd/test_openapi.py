@@ -239,6 +239,48 @@ def test_current_etag_gets_the_documented_304(spec_server, path):
     check_response(response, response_for(item["get"], 304), False, None)
     assert response.header("ETag") == etag
 
+
+# Spellings of a chatt id a client might send as `since`: the spec's `since` schema and the server must agree on
+# each (schema valid: the rows after that chatt, as for the id as sent; invalid: 400).
+SINCE_SPELLINGS = {
+    "as-sent": lambda id: id,
+    "upper-case": str.upper,
+    "mixed-case": lambda id: "".join(c.upper() if i % 2 else c for i, c in enumerate(id)),
+    "braces": lambda id: "{" + id + "}",
+    "urn": lambda id: "urn:uuid:" + id,
+    "no-hyphens": lambda id: id.replace("-", ""),
+    "hyphen-moved": lambda id: id[:7] + "-" + id[7] + id[9:],
+}
+
+
+def since_schema() -> dict:
+    return resolve(SPEC["components"]["parameters"]["since"], SPEC)["schema"]
+
+
+def schema_accepts(value, schema) -> bool:
+    try:
+        validate(value, schema, SPEC)
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("spelling", SINCE_SPELLINGS)
+@pytest.mark.parametrize("path", ["/getmaps", "/getchatts"])
+def test_the_since_schema_and_the_server_agree_on_each_spelling_of_an_id(spec_server, path, spelling):
+    if not RUN_OPTIONAL:
+        pytest.skip("x-chatterd-optional: since, skipped by CHATTERD_OPENAPI_OPTIONAL=0")
+    first = spec_server.get("/getchatts").json()[0][2]
+    value = SINCE_SPELLINGS[spelling](first)
+    response = spec_server.get(f"{path}?since={quote(value, safe='')}")
+    if schema_accepts(value, since_schema()):
+        assert response.status == 200, f"the spec takes since={value!r}, the server answers {response!r}"
+        assert response.body == spec_server.get(f"{path}?since={first}").body
+    else:
+        assert response.status == 400, f"the spec refuses since={value!r}, the server answers {response!r}"
+        check_response(response, resolve({"$ref": "#/components/responses/BadFeedQuery"}, SPEC), False, None)
+
+
 # --- the spec against itself ------------------------------------------------------------------------
 
 def request_example_holders():
@@ -369,6 +411,15 @@ def test_every_error_row_of_docs_api_md_has_its_status_in_the_spec():
     assert len(rows) >= 15, f"found only {len(rows)} rows in docs/API.md's Errors table: is the parse broken?"
     missing = [f"{status} ({case})" for case, status in rows if status not in specified]
     assert not missing, f"docs/API.md's Errors table has statuses openapi.yaml documents nowhere: {missing}"
+
+
+def test_docs_api_md_says_which_case_a_since_id_may_have_as_the_spec_does():
+    sentence = re.search(r"`since` is [^.]*\.", API_MD["Endpoints"])
+    assert sentence, "docs/API.md's Endpoints do not say what a `since` id looks like"
+    either_case = "either case" in sentence.group(0)
+    sample = "3f2b0c9e-8a4d-4f7e-9a51-2c6d1e0b7a11"
+    assert schema_accepts(sample.upper(), since_schema()) == either_case, sentence.group(0)
+    assert schema_accepts(sample, since_schema())
 
 
 def test_every_status_in_the_spec_is_in_docs_api_md():

@@ -4,8 +4,12 @@ and slow body (-B), each from 127.0.0.1 with 1000 connections, twice the default
 available: every probe answered 200, none slower than SLOWEST_PROBE_SECONDS. With the defaults this rests on the
 rate floor (--min-transfer-rate), which frees the attacker's slots within a window, and on shedding at the cap
 (an idle connection, or one slower than the floor, gives its slot to a waiting client); with
---max-connections-per-ip the attacker never fills the cap. A control run without the floor shows the attack
-does deny service.
+--max-connections-per-ip the attacker never fills the cap.
+
+A control shows the floor is what keeps service up: slow readers driven from here, a fixed count of them that
+fills a small cap exactly, hold every slot without the floor (probes go unanswered until the readers let go), and
+give their slots up with it (probes answered, every reader closed by the server). It counts on the server's own
+gauge, not on how fast slowhttptest opens connections on a loaded machine.
 
 Each run prints its figures; with CHATTERD_SLOW_ATTACK_FIGURES=FILE they are also appended to FILE as JSON lines,
 and CHATTERD_SLOW_ATTACK_ALL=1 adds the runs without the floor that only measure (bench/RESULTS.md)."""
@@ -37,6 +41,17 @@ PROBE_TIMEOUT = 10.0
 SLOWEST_PROBE_SECONDS = 5.0
 PER_IP_LIMIT = 50
 DEFAULT_CAP = 512
+
+# The control: SLOW_READERS readers fill a cap of as many slots (--max-connections). Each asks for /getmaps
+# PIPELINED times, about 700 KB, ten times what the kernel takes for it (TCP_NOTSENT_LOWAT's 64 KiB unsent and a
+# 4 KiB receive buffer), and reads only the status line, so the server always has output waiting for it.
+SLOW_READERS = 48
+PIPELINED = 4
+READER_RECEIVE_BUFFER = 4096
+HELD_PROBES = 4
+# How long a probe waits for an answer while the readers hold the cap: well past the second a slow connection
+# takes to become sheddable at the cap with the floor (ConnectionTimeouts.sheddableAfterSeconds).
+HELD_PROBE_PATIENCE = 4.0
 
 # slowhttptest's options for each mode, and what it asks for.
 MODES = {
@@ -86,6 +101,23 @@ class Probe:
     open_connections: int | None = None  # from /metrics probes
 
 
+def probe_once(host: str, port: int, probe: Probe, timeout: float) -> None:
+    """A new connection from 127.0.0.2 and one GET of `probe.target` on it, answered within `timeout` or not."""
+    started = time.monotonic()
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout, source_address=("127.0.0.2", 0))
+        with Conn(sock) as conn:
+            conn.send(build_request("GET", probe.target))
+            response = conn.read_response(timeout=max(0.1, timeout - (time.monotonic() - started)))
+        probe.status = response.status
+        probe.seconds = time.monotonic() - started
+        if probe.target == "/metrics":
+            match = re.search(rb"^chatterd_open_connections (\d+)", response.body, re.M)
+            probe.open_connections = int(match.group(1)) if match else None
+    except (OSError, AssertionError) as error:
+        probe.failure = f"{type(error).__name__}: {error}"
+
+
 @dataclass
 class Prober:
     """Opens a new connection from 127.0.0.2 every PROBE_EVERY seconds, whatever earlier probes are waiting
@@ -100,20 +132,7 @@ class Prober:
     TARGETS = ("/healthz", "/getmaps", "/metrics")
 
     def one(self, probe: Probe) -> None:
-        started = time.monotonic()
-        try:
-            sock = socket.create_connection((self.host, self.port), timeout=PROBE_TIMEOUT,
-                                            source_address=("127.0.0.2", 0))
-            with Conn(sock) as conn:
-                conn.send(build_request("GET", probe.target))
-                response = conn.read_response(timeout=max(0.1, PROBE_TIMEOUT - (time.monotonic() - started)))
-            probe.status = response.status
-            probe.seconds = time.monotonic() - started
-            if probe.target == "/metrics":
-                match = re.search(rb"^chatterd_open_connections (\d+)", response.body, re.M)
-                probe.open_connections = int(match.group(1)) if match else None
-        except (OSError, AssertionError) as error:
-            probe.failure = f"{type(error).__name__}: {error}"
+        probe_once(self.host, self.port, probe, PROBE_TIMEOUT)
 
     def run(self, began: float) -> None:
         for number in range(int(4 * ATTACK_SECONDS / PROBE_EVERY)):  # bounded; stop ends it first
@@ -237,12 +256,114 @@ def test_other_clients_are_served_throughout_a_slow_attack(slowhttptest, start_s
     assert wait_for_open(server, lambda n: n <= 1, 15), "attack connections left open after slowhttptest exited"
 
 
-def test_without_the_floor_a_slow_read_denies_service(slowhttptest, start_server, feed_url):
-    """The control: the send idle deadline alone (30 s) lets 512 slow readers hold every slot for the whole attack,
-    so the runs above pass because of the floor, not because the attack missed."""
-    figures, failed, _ = attack(slowhttptest, start_server, feed_url, "slow-read", "no-floor")
-    assert figures.peak_open >= DEFAULT_CAP * 9 // 10, figures.line()
-    assert figures.failures > 0 or figures.max >= SLOWEST_PROBE_SECONDS, f"not denied: {figures.line()}"
+def slow_reader(server) -> socket.socket:
+    """A connection from 127.0.0.1 with a small receive buffer that asks for /getmaps PIPELINED times and reads
+    the first status line only, once the server has accepted it and begun to answer."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, READER_RECEIVE_BUFFER)  # before connect: the window
+    sock.settimeout(PROBE_TIMEOUT)
+    sock.bind(("127.0.0.1", 0))
+    sock.connect((server.host, server.port))
+    sock.sendall(build_request("GET", "/getmaps") * PIPELINED)
+    status_line = b""
+    while not status_line.endswith(b"\r\n"):
+        byte = sock.recv(1)
+        assert byte, f"the server closed a slow reader before answering: {status_line!r}"
+        status_line += byte
+    assert status_line.startswith(b"HTTP/1.1 200 "), status_line
+    return sock
+
+
+def fill_the_cap_with_slow_readers(server, readers: list[socket.socket]) -> None:
+    """SLOW_READERS readers, each in the server, appended to `readers`. Before the last, the server's own gauge
+    is read through the one slot left: it must count every reader and the connection reading it."""
+    while len(readers) < SLOW_READERS - 1:
+        readers.append(slow_reader(server))
+    assert wait_for_open(server, lambda n: n == SLOW_READERS, 10), "the readers do not hold a slot each"
+    readers.append(slow_reader(server))
+
+
+def probe_while_held(server, count: int, timeout: float) -> list[Probe]:
+    """`count` probes at once, from 127.0.0.2, each waiting up to `timeout` for its answer."""
+    probes = [Probe(0.0, "/healthz") for _ in range(count)]
+    threads = [threading.Thread(target=probe_once, args=(server.host, server.port, probe, timeout), daemon=True)
+               for probe in probes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout + 5)
+    return probes
+
+
+def closed_counts(server) -> dict[str, int]:
+    """chatterd_connections_closed_total by reason, and chatterd_connections_shed_total as "shed_total"."""
+    text = server.get("/metrics").body.decode()
+    counts = {reason: int(value) for reason, value in
+              re.findall(r'^chatterd_connections_closed_total\{reason="(\w+)"\} (\d+)', text, re.M)}
+    counts["shed_total"] = counters(server)[1]
+    return counts
+
+
+def freed_by_the_server(before: dict[str, int], after: dict[str, int]) -> int:
+    """Connections the server closed on its own to free a slot between two readings: shed at the cap, or closed
+    for a send that stalled (no progress for the send idle deadline, or a window below the floor)."""
+    return sum(after.get(reason, 0) - before.get(reason, 0) for reason in ("shed", "send_stalled"))
+
+
+def close_all(readers: list[socket.socket]) -> None:
+    for reader in readers:
+        reader.close()
+
+
+def test_without_the_floor_slow_readers_hold_every_slot(start_server, feed_url):
+    """The control: without the floor (--min-transfer-rate 0), slow readers that fill the cap keep it full, and
+    nobody else is served until they let go; so the slow-read runs above pass because of the floor, not because
+    the attack missed. (The send idle deadline, 30 s, would free them, but after far longer than this takes.)"""
+    server = start_server("--min-transfer-rate", "0", "--max-connections", str(SLOW_READERS), url=feed_url)
+    assert server.get("/getmaps", timeout=30).status == 200  # the feed is cached before the readers come
+    before = closed_counts(server)
+    readers: list[socket.socket] = []
+    try:
+        fill_the_cap_with_slow_readers(server, readers)
+        held = probe_while_held(server, HELD_PROBES, HELD_PROBE_PATIENCE)
+    finally:
+        close_all(readers)
+    answered = [probe for probe in held if probe.status is not None]
+    print(f"no floor: {len(held) - len(answered)} of {len(held)} probes unanswered in {HELD_PROBE_PATIENCE} s "
+          f"while {len(readers)} slow readers held a cap of {SLOW_READERS}")
+    assert not answered, f"answered while slow readers held the cap: {[(p.status, p.seconds) for p in answered]}"
+    # Once they let go, the same probe is served: it was the readers that held service, not a broken server.
+    after = Probe(0.0, "/healthz")
+    probe_once(server.host, server.port, after, PROBE_TIMEOUT)
+    assert after.status == 200, after
+    # Nothing on the server's side let a reader go meanwhile (without the floor, only the send idle deadline could).
+    stalled = closed_counts(server)["send_stalled"] - before["send_stalled"]
+    assert stalled == 0, f"{stalled} slow readers closed for a stalled send while they held the cap"
+    assert wait_for_open(server, lambda n: n <= 1, 15), "slow readers' connections left open after they closed"
+
+
+def test_with_the_floor_slow_readers_give_up_their_slots(start_server, feed_url):
+    """The control's sibling: the same readers filling the same cap, with the default floor. Probes are served
+    while the readers still hold their sockets open, because the floor frees the slots: readers are shed at the
+    cap, and each is closed by the server for missing the floor, without its client closing anything."""
+    server = start_server("--max-connections", str(SLOW_READERS), url=feed_url)
+    assert server.get("/getmaps", timeout=30).status == 200
+    before = closed_counts(server)
+    readers: list[socket.socket] = []
+    try:
+        fill_the_cap_with_slow_readers(server, readers)
+        held = probe_while_held(server, HELD_PROBES, PROBE_TIMEOUT)
+        unanswered = [probe for probe in held if probe.status != 200]
+        assert not unanswered, f"not served while slow readers filled the cap: {describe(unanswered)}"
+        slowest = max(probe.seconds for probe in held)
+        print(f"floor: {len(held)} probes answered, slowest in {slowest:.2f} s, while {len(readers)} slow readers "
+              f"filled a cap of {SLOW_READERS}")
+        assert slowest < SLOWEST_PROBE_SECONDS, f"a probe took {slowest:.1f} s"
+        assert wait_for_open(server, lambda n: n <= 1, 15), "slow readers kept their slots with the floor"
+    finally:
+        close_all(readers)
+    freed = freed_by_the_server(before, closed_counts(server))
+    assert freed >= SLOW_READERS, f"the server closed {freed} of {SLOW_READERS} slow readers itself"
 
 
 @pytest.mark.skipif(os.environ.get("CHATTERD_SLOW_ATTACK_ALL") != "1", reason="measurement runs for bench/RESULTS.md")

@@ -90,6 +90,9 @@ COMMON_CASES = {
     "invalid-utf8-encoded-surrogate": (b'{"name":"a","message":"\xed\xa0\x80"}', 400),
     "invalid-utf8-truncated-sequence": (b'{"name":"a","message":"ab\xe2\x82"}', 400),
     "invalid-utf8-in-unknown-key": (b'{"name":"a","message":"m","x":"\xfe"}', 400),
+    # 422: a number no Double holds as written, even where the server ignores it.
+    "number-overflowing-in-unknown-key": (b'{"name":"a","message":"m","x":1e400}', 422),
+    "number-underflowing-in-unknown-key": (b'{"name":"a","message":"m","x":[1e-99999999999]}', 422),
 }
 
 # /postmaps only: the geodata rules.
@@ -136,6 +139,13 @@ GEODATA_CASES = {
     "geodata-lon-minus-181": (geo('[0,-181,"N","w"]'), 422),
     "geodata-lat-1e3": (geo('[1e3,0,"N","w"]'), 422),
     "geodata-lon-minus-1e300": (geo('[0,-1e300,"N","w"]'), 422),
+    # Numbers no Double holds as written: nonzero yet underflowing to 0, or overflowing to infinity.
+    "geodata-lat-1e-99999999999-underflows": (geo('[1e-99999999999,-83.1,"N","w"]'), 422),
+    "geodata-lon-minus-1e-400-underflows": (geo('[42.1,-1e-400,"N","w"]'), 422),
+    "geodata-lat-2e-324-underflows": (geo('[2e-324,-83.1,"N","w"]'), 422),
+    "geodata-lat-underflows-through-padded-exponent": (geo('[1e-0000000000000000000400,-83.1,"N","w"]'), 422),
+    "geodata-lat-long-fraction-underflows": (geo("[0." + "0" * 230 + '1e-100,0,"",""]'), 422),
+    "geodata-lon-1e99999999999-overflows": (geo('[42.1,1e99999999999,"N","w"]'), 422),
     "geodata-256-chars": (geo(geodata_of_length(256)), 400),
     "geodata-256-scalars-unicode": (geo(geodata_of_length(256, "\u00e9")), 400),
     "geodata-nul-escape": (b'{"name":"a","message":"m","geodata":"[1,2,\\"N\\u0000\\",\\"w\\"]"}', (400, 422)),
@@ -187,6 +197,12 @@ def accepted_cases(token: str) -> dict[str, tuple[str, dict]]:
         "geodata-south-east-corner": ("/postmaps", {"name": "g", "message": token,
                                                     "geodata": '[-90.0,180.0,"S","e"]'}),
         "geodata-exponent": ("/postmaps", {"name": "g", "message": token, "geodata": '[4.2e1,-8.3E1,"N","w"]'}),
+        "geodata-zeros-with-huge-exponents": ("/postmaps", {"name": "g", "message": token,
+                                                            "geodata": '[0e99999999999,-0.0e-99999,"N","w"]'}),
+        "geodata-subnormals": ("/postmaps", {"name": "g", "message": token,
+                                             "geodata": '[5e-324,-2.2250738585072009e-308,"N","w"]'}),
+        "geodata-zero-padded-exponents": ("/postmaps", {"name": "g", "message": token,
+                                                        "geodata": '[1e+0000000000000000001,-1E-00001,"N","w"]'}),
         "control-chars-in-message": ("/postchatt", {"name": "c", "message": token + "\x01\x1f\x7f"}),
     }
 
@@ -205,6 +221,26 @@ def test_boundary_value_is_accepted_and_stored_once(protocol_server, database_ur
     stored = psql(database_url, "SELECT count(*) FROM chatts WHERE name = :'n' AND message = :'m';",
                   {"n": name, "m": payload["message"]})
     assert int(stored) == 1
+
+
+@pytest.mark.parametrize("geodata", ['[1e-99999999999,0,"N","w"]', '[0,-2e-324,"N","w"]', '[1e400,0,"N","w"]'])
+def test_a_geodata_number_no_double_holds_is_named_and_not_stored(protocol_server, database_url, ledger, token,
+                                                                  geodata):
+    before = count_chatts(database_url)
+    response = protocol_server.request("POST", "/postmaps", body=body(name="g", message=token, geodata=geodata))
+    assert response.status == 422, response
+    assert error_reason(response) == "geodata number out of range for a double"
+    assert count_chatts(database_url) == before, "a refused geodata was stored"
+    assert token.encode() not in protocol_server.get("/getmaps").body
+
+
+def test_accepted_numbers_come_back_byte_for_byte(protocol_server, ledger, token):
+    geodata = '[-0e99999999999,5e-324,"N","w"]'
+    response = protocol_server.request("POST", "/postmaps", body=body(name="g", message=token, geodata=geodata))
+    assert response.status == 200, response
+    ledger["accepted"] += 1
+    rows = [row for row in protocol_server.get("/getmaps").json() if row[1] == token]
+    assert [row[4] for row in rows] == [geodata]
 
 
 PAD = "x" * 1024

@@ -60,7 +60,22 @@ private func nested(_ depth: Int, open: String = "[", close: String = "]", inner
             number("123456789012345678901234567890", 123456789012345678901234567890.0)),
         ValidJSONCase(
             "largest double", "1.7976931348623157e308", number("1.7976931348623157e308", .greatestFiniteMagnitude)),
-        ValidJSONCase("underflow rounds to zero", "1e-400", number("1e-400", 0)),
+        // A Double holds a number as written unless it overflows to infinity or, not being zero, underflows to 0.
+        ValidJSONCase("zero with a huge exponent", "0e99999999999", number("0e99999999999", 0)),
+        ValidJSONCase("negative zero with fraction and exponent", "-0.000e-99999", number("-0.000e-99999", -0.0)),
+        ValidJSONCase(
+            "smallest subnormal", "4.9406564584124654e-324", number("4.9406564584124654e-324", .leastNonzeroMagnitude)),
+        ValidJSONCase("rounds up to the smallest subnormal", "3e-324", number("3e-324", .leastNonzeroMagnitude)),
+        ValidJSONCase(
+            "just above half the smallest subnormal", "2.4703282292062328e-324",
+            number("2.4703282292062328e-324", .leastNonzeroMagnitude)),
+        ValidJSONCase(
+            "smallest normal", "2.2250738585072014e-308", number("2.2250738585072014e-308", .leastNormalMagnitude)),
+        ValidJSONCase(
+            "exponent padded with zeros", "1e+0000000000000000001", number("1e+0000000000000000001", 10)),
+        ValidJSONCase(
+            "300 zeros after the point, then a digit", "0." + String(repeating: "0", count: 300) + "1",
+            number("0." + String(repeating: "0", count: 300) + "1", 1e-301)),
         ValidJSONCase("true", "true", .bool(true)),
         ValidJSONCase("false", "false", .bool(false)),
         ValidJSONCase("null", "null", .null),
@@ -140,6 +155,18 @@ private func nested(_ depth: Int, open: String = "[", close: String = "]", inner
         InvalidJSONCase("number overflowing to infinity", "1e400", .numberOutOfRange),
         InvalidJSONCase("negative overflow", "[-1e400]", .numberOutOfRange),
         InvalidJSONCase("400-digit integer", String(repeating: "9", count: 400), .numberOutOfRange),
+        InvalidJSONCase("exponent beyond 32 bits", "1e4294967297", .numberOutOfRange),
+        InvalidJSONCase("underflow to zero", "1e-400", .numberOutOfRange),
+        InvalidJSONCase("negative underflow", "[-1e-400]", .numberOutOfRange),
+        InvalidJSONCase("underflow with an eleven-digit exponent", "1e-99999999999", .numberOutOfRange),
+        InvalidJSONCase("exponent padded with zeros, underflowing", "1e-0000000000000000000400", .numberOutOfRange),
+        InvalidJSONCase("below half the smallest subnormal", "2e-324", .numberOutOfRange),
+        InvalidJSONCase(
+            "just below half the smallest subnormal", "2.4703282292062327e-324", .numberOutOfRange),
+        InvalidJSONCase(
+            "400 zeros after the point, then a digit", "0." + String(repeating: "0", count: 400) + "1",
+            .numberOutOfRange),
+        InvalidJSONCase("nonzero digit only in the fraction", "0.0001e-400", .numberOutOfRange),
         InvalidJSONCase("duplicate key", #"{"a":1,"a":2}"#, .duplicateKey("a")),
         InvalidJSONCase("duplicate key spelled with an escape", #"{"a":1,"\u0061":2}"#, .duplicateKey("a")),
         InvalidJSONCase("duplicate key with equal values", #"[{"x":null,"x":null}]"#, .duplicateKey("x")),

@@ -56,6 +56,8 @@ private func checkWellFormed(_ value: JSONValue, depth: Int) {
         for member in members { checkWellFormed(member.value, depth: depth + 1) }
     case .number(let number):
         precondition(number.value.isFinite, "non-finite number accepted")
+        let significand = number.literal.prefix { $0 != "e" && $0 != "E" }
+        precondition(number.value != 0 || !significand.contains(where: \.isNonzeroDigit), "underflow accepted")
         precondition(Double(number.literal) == number.value, "number value differs from its literal")
     case .null, .bool, .string:
         break
@@ -168,4 +170,9 @@ private func write(_ value: JSONValue, to out: inout [UInt8]) {
         }
         out.append(UInt8(ascii: "}"))
     }
+}
+
+extension Character {
+    /// `1` to `9`: a digit that makes a number's significand nonzero.
+    fileprivate var isNonzeroDigit: Bool { ("1"..."9").contains(self) }
 }
