@@ -260,27 +260,30 @@ final class HTTP2ConnectionMachine {
     }
 
     /// Holds each stream to its deadlines (see `HTTP2Stream+Deadlines`): a request too slow is answered 408, a
-    /// response the client's window holds back too long is reset. When nothing else on the connection moves then,
-    /// the connection follows: GOAWAY, and it closes once that is written.
+    /// response the client's window holds back too long is reset. When nothing else on the connection moves then
+    /// (every other stream is given up too, or waits on the client's window), the connection follows, as an
+    /// HTTP/1.1 connection does after such a request or response: GOAWAY, and it closes once that is written.
     private func checkStreams(at now: Instant) {
-        var stalled = false
+        var givenUp: Set<Int32> = []
+        var reason = CloseReason.requestError
         for (stream, state) in session.streams {
             switch state.check(at: now, timeouts) {
             case .onTime:
-                break
+                continue
             case .requestTimedOut:
                 session.reject(stream, with: .error(.requestTimeout, "request timed out"))
             case .requestTooSlow:
                 session.reject(stream, with: .error(.requestTimeout, "request too slow"))
             case .responseStalled:
                 session.abandon(stream, code: NGHTTP2_CANCEL.rawValue)
-                stalled = true
+                reason = .sendStalled
             }
+            givenUp.insert(stream)
         }
-        guard stalled, session.streams.values.allSatisfy({ $0.isAbandoned || $0.windowStalledSince != nil }) else {
-            return
-        }
-        if phase == .open { goAway(because: .sendStalled) } else { endReason = .sendStalled }
+        guard !givenUp.isEmpty,
+            session.streams.allSatisfy({ givenUp.contains($0) || $1.isAbandoned || $1.windowStalledSince != nil })
+        else { return }
+        if phase == .open { goAway(because: reason) } else { endReason = reason }
         phase = .closing
     }
 

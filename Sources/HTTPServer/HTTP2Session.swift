@@ -30,7 +30,7 @@ final class HTTP2Session {
     private let limits: HTTPLimits
     /// Request body bytes held for streams still arriving, and the most the connection may hold: past it, the
     /// stream whose DATA would pass it is refused (REFUSED_STREAM), so its client may send it again.
-    private(set) var bufferedBodyBytes = 0
+    private var bufferedBodyBytes = 0
     private let maxBufferedBodyBytes: Int
     /// Streams with response body bytes still to send.
     private var sendingCount = 0

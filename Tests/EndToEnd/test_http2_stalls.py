@@ -72,8 +72,10 @@ def test_a_request_body_trickled_over_http2_is_cut_at_the_rate_floor(start_serve
         response = conn.response(stream_id, timeout=2)
         assert response.status == 408 and response.json() == {"error": "request too slow"}
         assert elapsed < 8, f"the trickle went on for {elapsed:.1f}s"
-        # A stream error: the connection still serves.
-        assert conn.get("/healthz").status == 200
+        # Nothing else moved on the connection: it follows, as an HTTP/1.1 connection does after a 408.
+        assert conn.wait_for(lambda: conn.goaways, 2) and conn.goaways[0][0] == ErrorCodes.NO_ERROR
+        assert conn.closed_by_server(8)
+    assert server.get("/healthz").status == 200
 
 
 def test_connections_whose_streams_all_wait_on_their_clients_make_room_for_others(start_server):

@@ -188,7 +188,26 @@ import Testing
         #expect(pair.rejected.map(\.status) == [408])
         let response = try #require(pair.peer.responses[stream])
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"request too slow"}"#)
-        #expect(response.resetCode == NGHTTP2_NO_ERROR.rawValue && pair.closed == nil && pair.handled.isEmpty)
+        #expect(response.resetCode == NGHTTP2_NO_ERROR.rawValue && pair.handled.isEmpty)
+        #expect(pair.peer.goaways.map(\.code) == [NGHTTP2_NO_ERROR.rawValue], "nothing else moved: it follows")
+        #expect(pair.lingering == .requestError)
+    }
+
+    @Test func aStreamAtTheHandlerKeepsTheConnectionWhenATrickledBodyIsCut() throws {
+        let pair = Pair(timeouts: Self.withFloor)
+        pair.handler = { _ in nil }
+        let slow = pair.peer.request("GET", "/slow")
+        let trickled = pair.peer.request("POST", "/postmaps", holdBody: true)
+        pair.exchange(at: Self.at(1))
+        for second in 2...6 {
+            pair.peer.supply([1], on: trickled)
+            Self.tick(pair, at: Self.at(Double(second)))
+        }
+        #expect(pair.peer.responses[trickled]?.status == 408)
+        #expect(pair.peer.goaways.isEmpty && pair.lingering == nil)
+        pair.answer(slow, .json(.ok, []))
+        pair.exchange(at: Self.at(7))
+        #expect(pair.peer.responses[slow]?.status == 200)
     }
 
     @Test func aBodyArrivingAtTheFloorIsHandled() throws {
