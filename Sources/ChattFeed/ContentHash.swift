@@ -1,4 +1,5 @@
 import ChattModel
+import HTTPCore
 import JSON
 
 /// A fast 64-bit hash of bytes, for entity tags: the same bytes give the same value in every process, so
@@ -65,6 +66,11 @@ struct ContentHasher: Sendable {
     /// Adds `bytes` after those fed before.
     mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// Adds `bytes`, segment by segment, after those fed before.
+    mutating func update(_ bytes: ByteSegments) {
+        for segment in bytes.segments { segment.withUnsafeBytes { update($0) } }
     }
 
     /// The hash of every byte fed so far; the hasher can go on taking more.

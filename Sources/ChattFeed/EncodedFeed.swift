@@ -98,14 +98,14 @@ public final class EncodedFeed: Sendable {
     /// A JSON array of the rows in `range` (within `0..<rowCount`): slices of the body's own segments between a
     /// bracket and a bracket, so any number of answers cut from one version hold no bytes of their own.
     public func rows(_ range: Range<Int>) -> HTTPBody {
-        guard !range.isEmpty else { return HTTPBody(segments: [Self.brackets[...]]) }
+        guard !range.isEmpty else { return HTTPBody(Self.brackets[...]) }
         // Row i runs from its "[" to just before the "," or "]" that follows it.
         let start = lineage.rowStart(range.lowerBound, in: tip)
         let end = lineage.rowStart(range.upperBound, in: tip) - 1
-        var segments = [Self.brackets[..<1]]
-        identity.body.forEachSlice(in: start..<end) { segments.append($0) }
-        segments.append(Self.brackets[1...])
-        return HTTPBody(segments: segments)
+        var body = HTTPBody(Self.brackets[..<1])
+        identity.body.forEachSlice(in: start..<end) { body.append($0) }
+        body.append(Self.brackets[1...])
+        return body
     }
 
     /// `[]`: the empty slice, and the ends of every other.

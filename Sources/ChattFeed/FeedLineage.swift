@@ -13,7 +13,7 @@ import Locking
 /// process, lands before rows already shown. Such a row still goes in its place among the newest rows while it
 /// sorts after the settled rows; one that sorts among them needs a full read.
 ///
-/// The settled bytes are segments (`SegmentedBytes`), and so is the gzip stream's output: a version's body is the
+/// The settled bytes are segments (`ByteSegments`, compacted as they grow), and so is the gzip stream's output: a version's body is the
 /// segments settled so far plus its own tail, and its gzip form the stream's output so far plus its own finish.
 /// A version costs its tail, not a copy of the feed, and a reader still sending an older version holds only the
 /// segments that no newer version shares.
@@ -24,7 +24,7 @@ final class FeedLineage: Sendable {
     let kind: ChattFeedCache.Kind
 
     private struct Settled: Sendable {
-        var bytes: SegmentedBytes
+        var bytes: ByteSegments
         /// Where each settled row's `[` is.
         var rowStarts: [Int]
         /// Over the settled bytes.
@@ -50,10 +50,10 @@ final class FeedLineage: Sendable {
     private let compressed = Locked(Compressed())
     private let index = Locked(SettledIndex())
 
-    fileprivate init(kind: ChattFeedCache.Kind, settled bytes: SegmentedBytes, rowStarts: [Int], tip: FeedTip) {
+    fileprivate init(kind: ChattFeedCache.Kind, settled bytes: ByteSegments, rowStarts: [Int], tip: FeedTip) {
         self.kind = kind
         var hasher = ContentHasher()
-        for segment in bytes.segments { segment.withUnsafeBytes { hasher.update($0) } }
+        hasher.update(bytes)
         settled = Locked(Settled(bytes: bytes, rowStarts: rowStarts, hasher: hasher, tip: tip))
     }
 
@@ -114,9 +114,9 @@ final class FeedLineage: Sendable {
             boundary = row.position
         }
         state.hasher.update(bytes)
-        state.bytes.append(bytes)
+        state.bytes.append(compacting: bytes)
         let next = FeedTip(
-            serial: state.tip.serial + 1, settled: state.bytes.segments, settledRows: settledRows,
+            serial: state.tip.serial + 1, settled: state.bytes, settledRows: settledRows,
             boundary: boundary, tail: Array(tail.suffix(keep)), kind: kind)
         state.tip = next
         return (next, Self.contentHash(state.hasher, next))
@@ -144,7 +144,7 @@ final class FeedLineage: Sendable {
             guard let stream = state.stream else { return nil }
             if stream.consumed > tip.settledLength { return state.latest }
             var fed = true
-            HTTPBody(segments: tip.settled).forEachSlice(in: stream.consumed..<tip.settledLength) { slice in
+            tip.settled.forEachSlice(in: stream.consumed..<tip.settledLength) { slice in
                 fed = fed && slice.withUnsafeBytes { stream.append($0) }
             }
             guard fed, let body = stream.snapshot(finishingWith: tip.tailBytes + [UInt8(ascii: "]")]) else {
@@ -162,38 +162,17 @@ final class FeedLineage: Sendable {
         let settled = index.withLock { index -> Int? in
             if index.indexed < tip.settledRows {
                 let starts = self.settled.withLock { Array($0.rowStarts[index.indexed..<tip.settledRows]) }
-                var segments = SegmentWalk(tip.settled)
-                for (offset, start) in starts.enumerated() {
-                    // Each row lies within one segment (see `FeedTip.settled`).
-                    let (segment, position) = segments.locate(start)
-                    if let id = FeedIndex.id(in: segment, rowStart: position) { index.rows[id] = index.indexed + offset }
+                var row = index.indexed
+                // Each row lies within one segment (see `FeedTip.settled`).
+                tip.settled.forEachSegment(holding: starts) { segment, position in
+                    if let id = FeedIndex.id(in: segment, rowStart: position) { index.rows[id] = row }
+                    row += 1
                 }
                 index.indexed = tip.settledRows
             }
             return index.rows[id].flatMap { $0 < tip.settledRows ? $0 : nil }
         }
         return settled ?? tip.tailRow(of: id)
-    }
-}
-
-/// Finds the segment holding each of a rising series of offsets, walking forward.
-private struct SegmentWalk {
-    private let segments: [ArraySlice<UInt8>]
-    private var current = 0
-    /// The offset of `segments[current]`'s first byte.
-    private var start = 0
-
-    init(_ segments: [ArraySlice<UInt8>]) {
-        self.segments = segments
-    }
-
-    /// The segment holding byte `offset` (at least the last offset asked for), and that byte's index in it.
-    mutating func locate(_ offset: Int) -> (segment: ArraySlice<UInt8>, index: Int) {
-        while offset >= start + segments[current].count {
-            start += segments[current].count
-            current += 1
-        }
-        return (segments[current], segments[current].startIndex + offset - start)
     }
 }
 
@@ -237,9 +216,9 @@ struct FeedLineageBuilder {
                 : FeedPosition(timestamp: last.chatt.timestamp, sequence: version.lastSequence)
         }
         // The bytes read are the first segment, tail rows and all: the tip shows only their settled part.
-        let settled = SegmentedBytes(bytes[0..<settledLength])
+        let settled = ByteSegments(bytes[0..<settledLength])
         let tip = FeedTip(
-            serial: 0, settled: settled.segments, settledRows: settledRows, boundary: boundary,
+            serial: 0, settled: settled, settledRows: settledRows, boundary: boundary,
             tail: Array(recent.suffix(tailCount)), kind: kind)
         let lineage = FeedLineage(kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]), tip: tip)
         return (lineage, tip)

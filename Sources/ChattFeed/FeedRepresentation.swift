@@ -16,7 +16,7 @@ public struct FeedRepresentation: Sendable {
     /// database give the same feed the same tag.
     public init(identity body: HTTPBody) {
         var hasher = ContentHasher()
-        for segment in body.segments { segment.withUnsafeBytes { hasher.update($0) } }
+        hasher.update(body)
         self.init(body: body, contentHash: hasher.finalize(), coding: nil)
     }
 

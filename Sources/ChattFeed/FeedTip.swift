@@ -8,9 +8,7 @@ struct FeedTip: Sendable {
     let serial: UInt64
     /// The settled bytes this version shows, from the opening `[`: segments shared with the lineage and with the
     /// versions before and after it. Each holds whole rows (with the `,` before them).
-    let settled: [ArraySlice<UInt8>]
-    /// Their length.
-    let settledLength: Int
+    let settled: ByteSegments
     /// The settled rows this version shows.
     let settledRows: Int
     /// The position of the last settled row; nil while no row is settled.
@@ -22,6 +20,8 @@ struct FeedTip: Sendable {
     /// Where each tail row's `[` is in `tailBytes`.
     let tailRowStarts: [Int]
 
+    /// The length of the settled bytes.
+    var settledLength: Int { settled.count }
     /// The rows this version shows.
     var rowCount: Int { settledRows + tail.count }
     /// The length of this version's body, with its closing `]`.
@@ -29,19 +29,21 @@ struct FeedTip: Sendable {
 
     /// This version's body: its settled segments, its tail, `]`. Nothing is copied.
     var body: HTTPBody {
-        HTTPBody(segments: settled + [tailBytes[...], Self.closing[...]])
+        var body = settled
+        body.append(tailBytes[...])
+        body.append(Self.closing[...])
+        return body
     }
 
     private static let closing = [UInt8(ascii: "]")]
 
     /// A tip over the `settledRows` settled rows in `settled`, with `tail` encoded as `kind` rows.
     init(
-        serial: UInt64, settled: [ArraySlice<UInt8>], settledRows: Int, boundary: FeedPosition?,
+        serial: UInt64, settled: ByteSegments, settledRows: Int, boundary: FeedPosition?,
         tail: [SequencedChatt], kind: ChattFeedCache.Kind
     ) {
         self.serial = serial
         self.settled = settled
-        settledLength = settled.reduce(0) { $0 + $1.count }
         self.settledRows = settledRows
         self.boundary = boundary
         self.tail = tail

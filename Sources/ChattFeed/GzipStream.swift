@@ -11,7 +11,7 @@ import HTTPCore
 /// tag derived from the identity bytes stays a strong validator (RFC 9110 §8.8.3). A `Z_SYNC_FLUSH` per version
 /// would have made the bytes depend on when versions happened. (`GzipStreamTests` checks the equality.)
 ///
-/// The stream's output is kept in segments (`SegmentedBytes`) that every snapshot shares: a snapshot is those
+/// The stream's output is kept in segments (`ByteSegments`, compacted as they grow) that every snapshot shares: a snapshot is those
 /// segments plus its own finish, so the stream and its snapshots hold the compressed feed once.
 // @unchecked Sendable: a stream is only used under its owner's lock (FeedLineage's gzip state).
 final class GzipStream: @unchecked Sendable {
@@ -19,7 +19,7 @@ final class GzipStream: @unchecked Sendable {
     /// Input bytes compressed so far.
     private(set) var consumed = 0
     /// The stream's output up to the last snapshot, shared with the snapshots.
-    private var output = SegmentedBytes()
+    private var output = ByteSegments()
     /// The stream's output since the last snapshot.
     private var fresh: [UInt8] = []
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
@@ -63,9 +63,11 @@ final class GzipStream: @unchecked Sendable {
         var finish: [UInt8] = []
         let status = suffix.withUnsafeBytes { run(copy, $0, flush: Z_FINISH, into: &finish) }
         guard status == Z_STREAM_END else { return nil }
-        output.append(fresh)
+        output.append(compacting: fresh)
         fresh = []
-        return HTTPBody(segments: output.segments + [finish[...]])
+        var body = output
+        body.append(finish[...])
+        return body
     }
 
     /// Feeds `input` to `target` with `flush`, appending whatever it writes to `output`; zlib's last status.

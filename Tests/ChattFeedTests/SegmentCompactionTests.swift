@@ -1,4 +1,4 @@
-@testable import ChattFeed
+import HTTPCore
 import Testing
 
 /// The address of a segment's first byte: equal addresses mean shared storage, not a copy.
@@ -14,14 +14,15 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
     return before == after
 }
 
-/// `SegmentedBytes`: appends share what came before, merges keep the segments few and the copying bounded.
-@Suite struct SegmentedBytesTests {
+/// `ByteSegments.append(compacting:)`, as the feed's settled bytes and gzip output grow: appends share what came
+/// before, merges keep the segments few and the copying bounded.
+@Suite struct SegmentCompactionTests {
     @Test func theBytesAreEverythingAppendedInOrder() {
-        var bytes = SegmentedBytes(Array("[first".utf8)[...])
+        var bytes = ByteSegments(Array("[first".utf8)[...])
         var expected = Array("[first".utf8)
         for round in 0..<500 {
             let piece = (0..<(round * 37 % 300)).map { UInt8(truncatingIfNeeded: $0 + round) }
-            bytes.append(piece)
+            bytes.append(compacting: piece)
             expected += piece
             #expect(bytes.count == expected.count)
         }
@@ -30,9 +31,9 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
     }
 
     @Test func segmentsMoreThanDoubleTowardsTheFrontSoTheyStayFew() {
-        var bytes = SegmentedBytes(Array(repeating: 1, count: 1_000_000)[...])
+        var bytes = ByteSegments(Array(repeating: 1, count: 1_000_000)[...])
         for _ in 0..<5_000 {
-            bytes.append(Array(repeating: 2, count: 200))
+            bytes.append(compacting: Array(repeating: 2, count: 200))
             let sizes = bytes.segments.map(\.count)
             #expect(zip(sizes, sizes.dropFirst()).allSatisfy { $0 > 2 * $1 })
         }
@@ -42,24 +43,24 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
 
     @Test func noMergeMakesASegmentLongerThanTheLimitSoNoAppendCopiesMuch() {
         let piece = 64 * 1024
-        var bytes = SegmentedBytes(Array(repeating: 1, count: 100)[...])
+        var bytes = ByteSegments(Array(repeating: 1, count: 100)[...])
         for round in 0..<160 {
-            bytes.append(Array(repeating: UInt8(truncatingIfNeeded: round), count: piece))
-            #expect(bytes.segments.allSatisfy { $0.count <= SegmentedBytes.mergeLimit })
+            bytes.append(compacting: Array(repeating: UInt8(truncatingIfNeeded: round), count: piece))
+            #expect(bytes.segments.allSatisfy { $0.count <= ByteSegments.mergeLimit })
         }
         // 10 MiB: a few segments near the limit, then log2(limit / piece) = 6 at most below it.
-        let limits = bytes.count / SegmentedBytes.mergeLimit
+        let limits = bytes.count / ByteSegments.mergeLimit
         #expect(bytes.segments.count <= 2 * (limits + 1) + 6, "\(bytes.segments.map(\.count))")
         #expect(bytes.count == 100 + 160 * piece)
     }
 
     @Test func appendingNeverCopiesTheFirstSegmentAndCopiesEachByteAFewTimes() {
         let first = Array(repeating: UInt8(1), count: 1_000_000)
-        var bytes = SegmentedBytes(first[...])
+        var bytes = ByteSegments(first[...])
         var copied = 0
         for _ in 0..<2_000 {
             let before = Set(bytes.segments.map(address))
-            bytes.append(Array(repeating: 2, count: 250))
+            bytes.append(compacting: Array(repeating: 2, count: 250))
             // A segment not there before is the new piece itself, or a merge of older ones: the merge's bytes are
             // the copying.
             copied += bytes.segments.filter { !before.contains(address($0)) }.map(\.count).reduce(0, +) - 250
@@ -71,10 +72,10 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
     }
 
     @Test func aMergeLeavesTheSegmentsItReplacedToWhoeverHoldsThem() {
-        var bytes = SegmentedBytes(Array(repeating: UInt8(1), count: 1000)[...])
-        bytes.append(Array(repeating: 2, count: 100))
+        var bytes = ByteSegments(Array(repeating: UInt8(1), count: 1000)[...])
+        bytes.append(compacting: Array(repeating: 2, count: 100))
         var held = bytes.segments[1]
-        bytes.append(Array(repeating: 3, count: 60))  // at least half of 100: merged into it
+        bytes.append(compacting: Array(repeating: 3, count: 60))  // at least half of 100: merged into it
         #expect(bytes.segments.map(\.count) == [1000, 160])
         #expect(address(bytes.segments[1]) != address(held), "the merge is a new segment")
         #expect(held.allSatisfy { $0 == 2 } && held.count == 100, "a version holding the old one still has its bytes")
