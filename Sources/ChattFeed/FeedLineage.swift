@@ -13,10 +13,10 @@ import Locking
 /// process, lands before rows already shown. Such a row still goes in its place among the newest rows while it
 /// sorts after the settled rows; one that sorts among them needs a full read.
 ///
-/// The settled bytes are segments (`ByteSegments`, compacted as they grow), and so is the gzip stream's output: a version's body is the
-/// segments settled so far plus its own tail, and its gzip form the stream's output so far plus its own finish.
-/// A version costs its tail, not a copy of the feed, and a reader still sending an older version holds only the
-/// segments that no newer version shares.
+/// The settled bytes are segments (`ByteSegments`, compacted as they grow), and so is the gzip stream's output:
+/// a version's body is the segments settled so far plus its own tail, and its gzip form the stream's output so
+/// far plus its own finish. A version costs its tail, not a copy of the feed, and a reader still sending an older
+/// version holds only the segments that no newer version shares.
 final class FeedLineage: Sendable {
     /// Rows kept in the tail before the rows of the latest change.
     static let tailRows = 8

@@ -11,8 +11,9 @@ import HTTPCore
 /// tag derived from the identity bytes stays a strong validator (RFC 9110 §8.8.3). A `Z_SYNC_FLUSH` per version
 /// would have made the bytes depend on when versions happened. (`GzipStreamTests` checks the equality.)
 ///
-/// The stream's output is kept in segments (`ByteSegments`, compacted as they grow) that every snapshot shares: a snapshot is those
-/// segments plus its own finish, so the stream and its snapshots hold the compressed feed once.
+/// The stream's output is kept in segments (`ByteSegments`, compacted as they grow) that every snapshot shares:
+/// a snapshot is those segments plus its own finish, so the stream and its snapshots hold the compressed feed
+/// once.
 // @unchecked Sendable: a stream is only used under its owner's lock (FeedLineage's gzip state).
 final class GzipStream: @unchecked Sendable {
     private let stream: UnsafeMutablePointer<z_stream>

@@ -27,7 +27,8 @@ import Testing
     }
 
     @Test func emptyHasNoSegmentsHoweverItIsMade() {
-        for empty in [ByteSegments(), ByteSegments([]), ByteSegments([UInt8]()[...]), ByteSegments(segments: [[], []])] {
+        let empties = [ByteSegments(), ByteSegments([]), ByteSegments([UInt8]()[...]), ByteSegments(segments: [[], []])]
+        for empty in empties {
             #expect(empty.isEmpty && empty.count == 0 && empty.segments.isEmpty)
             #expect(Array(empty) == [] && empty.bytes == [] && empty == ByteSegments())
             var visited = 0
