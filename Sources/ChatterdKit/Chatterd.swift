@@ -49,8 +49,10 @@ public enum Chatterd {
 
     static func serve(_ options: ServeOptions) {
         // glibc gives threads malloc arenas of their own (up to 8 per core), and freed feed buffers linger in them.
-        // Two arenas (one per core) nearly halved peak memory under load when 64 handler threads read feeds, for
-        // the cost of some lock contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
+        // Feeds are made and sent on Dispatch's worker threads, the connections' queues and the store's loop; two
+        // arenas (one per core) keep those threads from each holding freed feeds of their own, for the cost of
+        // some lock contention in malloc (measured when a pool of handler threads, since gone, read the feeds:
+        // peak memory nearly halved; bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         // A full read of the store makes a feed's bytes anew (its first segment, then its gzip output), and
         // merging segments makes buffers of up to 4 MiB. Left to itself glibc raises its mmap threshold past the
