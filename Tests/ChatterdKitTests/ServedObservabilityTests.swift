@@ -25,7 +25,8 @@ final class ServedChatterd {
         options.poolSize = 2
         let stats = PGConnectionPool.Stats(size: 2, inUse: 0, idle: 2)
         server = Chatterd.makeServer(
-            options, repository: repository, poolStats: { stats }, logger: pipe.logger(level: .info, format: format))
+            options, feed: ChattFeed(repository: repository), poolStats: { stats },
+            logger: pipe.logger(level: .info, format: format))
         client = LoopbackClient(port: try server.start())
     }
 
