@@ -1,24 +1,21 @@
 import ChattFeed
 import ChattModel
-import Dispatch
 import HTTPCore
 import TaskExecution
 
-/// The handlers behind each route. Nothing here blocks: a post is handed to the store with a completion, and
-/// reads that need the store suspend in a task until it answers or their deadline passes.
+/// The handlers behind each route. Nothing here blocks: a post is handed to the feed, which stores it and takes it
+/// in, with a completion; reads that need the store suspend in a task until it answers or their deadline passes.
 struct ChattEndpoints: Sendable {
-    /// Where chatts are stored and read.
-    let repository: any ChattRepository
+    /// The feeds, and the store they keep coherent with: posts go through them.
+    let feed: ChattFeed
     /// `GET /` body: the server name as a JSON string, encoded once.
     let rootBody: [UInt8]
     /// Renders `GET /metrics`; nil when metrics are not served.
     let metrics: (@Sendable () -> String)?
-    /// Encoded feeds, shared between requests while the store is unchanged.
-    let cache: ChattFeedCache
-    /// The feeds served, for a bounded time, while the database cannot be reached.
-    let lastGood: LastGoodFeeds
+    /// Told of every stale feed served, before its response goes (the observer logs it).
+    let staleFeedServed: @Sendable (HTTPRequest, StaleFeed) -> Void
     /// The longest a request waits for the store before it is answered 503 (or with a stale feed).
-    let patience: DispatchTimeInterval
+    let patience: Duration
     /// Where the tasks of requests that wait for the store run.
     let executor: DispatchTaskExecutor
     /// `/readyz`'s database check, shared by every probe within a second.
@@ -35,8 +32,9 @@ struct ChattEndpoints: Sendable {
         .json(.ok, rootBody)
     }
 
-    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored. Validation is ready
-    /// at once; the store writes the chatt on queues of its own and completes it, so a post waits on no thread.
+    /// `POST /postmaps` (with geodata) and `POST /postchatt` (without): 200 `{}` once stored and taken into the
+    /// feeds. Validation is ready at once; the store writes the chatt on queues of its own and completes it, so a
+    /// post waits on no thread.
     func planPost(_ body: [UInt8], acceptingGeodata: Bool) -> ResponsePlan {
         let chatt: NewChatt
         do {
@@ -44,27 +42,20 @@ struct ChattEndpoints: Sendable {
         } catch {
             return .ready(error.response)
         }
-        return .deferred { [cache, repository] respond in
-            repository.add(chatt) { outcome in
+        return .deferred { [feed] respond in
+            feed.add(chatt) { outcome in
                 switch outcome {
-                case .success(let batch):
-                    // Before the 200: a client that reads after its post must see it (read-your-writes).
-                    cache.append(batch)
-                    respond(.json(.ok, Self.emptyObject))
-                case .failure(let error):
-                    // The chatt may be stored even so (a lost connection leaves the outcome unknown); if so, it
-                    // was added.
-                    cache.chattsAdded()
-                    respond(APIError(error).response)
+                case .success: respond(.json(.ok, Self.emptyObject))
+                case .failure(let error): respond(APIError(error).response)
                 }
             }
         }
     }
 
     /// `GET /getmaps` (5-element rows) and `GET /getchatts` (4-element rows): ready at once from a current feed
-    /// that needs nothing slow (no database, no compression, no slice), else a task that reads the cache, which
+    /// that needs nothing slow (no database, no compression, no slice), else a task that asks the feed, which
     /// may wait for the store.
-    func planFeed(_ kind: ChattFeedCache.Kind, _ request: HTTPRequest) -> ResponsePlan {
+    func planFeed(_ kind: ChattFeed.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let query: FeedQuery
         do {
             query = try FeedQuery(query: request.query)
@@ -72,31 +63,26 @@ struct ChattEndpoints: Sendable {
             return .ready(error.response)
         }
         // A slice's tag hashes part of the feed: made in the task, it never stalls an I/O queue.
-        if query.isWholeFeed, let feed = cache.currentFeed(kind),
-            let response = FeedResponse.readyWholeFeed(for: request, from: feed)
+        if query.isWholeFeed,
+            let response = feed.readyAnswer(kind, { FeedResponse.readyWholeFeed(for: request, from: $0) })
         {
-            cache.countImmediateHit()
-            lastGood.confirm(feed, kind)
             return .ready(response)
         }
-        let deadline = DispatchTime.now() + patience
-        return .deferred { [cache, repository, executor, lastGood] respond in
+        let deadline = ContinuousClock.now + patience
+        return .deferred { [feed, executor, staleFeedServed] respond in
             Task(executorPreference: executor) {
-                let feed: EncodedFeed
+                let answer: FeedAnswer
                 do throws(RepositoryError) {
-                    feed = try await cache.feed(kind, from: repository, before: deadline)
+                    answer = try await feed.answer(kind, before: deadline)
                 } catch {
-                    let refusal = APIError(error).response
-                    guard refusal.status.code >= 500, let (stale, age) = lastGood.fallback(kind) else {
-                        return respond(refusal)
-                    }
-                    var response = await FeedResponse.make(for: request, query: query, from: stale)
-                    response.headers.add("Age", String(age))
-                    response.cause = refusal.cause
-                    return respond(response)
+                    return respond(APIError(error).response)
                 }
-                lastGood.confirm(feed, kind)
-                respond(await FeedResponse.make(for: request, query: query, from: feed))
+                var response = await FeedResponse.make(for: request, query: query, from: answer.feed)
+                if let stale = answer.stale {
+                    response.headers.add("Age", String(stale.age))
+                    staleFeedServed(request, stale)
+                }
+                respond(response)
             }
         }
     }
@@ -108,7 +94,7 @@ struct ChattEndpoints: Sendable {
 
     /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
     func planReadyz() -> ResponsePlan {
-        let deadline = DispatchTime.now() + patience
+        let deadline = ContinuousClock.now + patience
         return .deferred { [readiness, executor] respond in
             Task(executorPreference: executor) {
                 switch await readiness.outcome(before: deadline) {

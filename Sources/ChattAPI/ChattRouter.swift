@@ -1,6 +1,5 @@
 import ChattFeed
 import ChattModel
-import Dispatch
 import HTTPCore
 import JSON
 import TaskExecution
@@ -11,25 +10,27 @@ public struct ChattRouter: Sendable {
     /// Posts allowed per client (see `ClientGroup`); nil for no limit.
     private let postLimit: PostRateLimiter?
 
-    /// The `/getmaps` and `/getchatts` cache; whoever learns of changes to the store calls its `invalidate()`.
-    public var feedCache: ChattFeedCache { endpoints.cache }
+    /// The feeds the routes read and post through; whoever learns of changes to the store tells them.
+    public var feed: ChattFeed { endpoints.feed }
 
     /// The longest a request waits for the store by default: the pool's 2 s wait for a connection and its 5 s
     /// statement timeout.
-    public static let defaultPatience = DispatchTimeInterval.seconds(7)
+    public static let defaultPatience = Duration.seconds(7)
 
-    /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
-    /// past a client's rate with 429; `staleIfError` is how many seconds after it was last known current a
-    /// feed may still be served while the database cannot be reached (0: answer 503 at once); `now` is the clock
-    /// that age is measured with, in seconds (injected by tests); a read that waits on the store longer than
-    /// `patience` gets 503 (or the stale feed); reads that wait on the store run as tasks on `executor`.
+    /// A router over `feed` and its repository; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses
+    /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
+    /// `ChattFeed.answer`); `now` is the clock in seconds that `/readyz` ages its outcome with (injected by tests); a
+    /// request that waits on the store longer than `patience` gets 503 (or a stale feed); requests that wait on the
+    /// store run as tasks on `executor`.
     public init(
-        repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil, staleIfError: Double = 0,
+        feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
+        postLimit: PostRateLimiter? = nil,
+        staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
         now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
-        patience: DispatchTimeInterval = defaultPatience, executor: DispatchTaskExecutor = .shared
+        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
+        let repository = feed.repository
         let readiness = ReadinessCheck(now: now) { deadline in
             do throws(RepositoryError) {
                 return .success(try await repository.ping(before: deadline))
@@ -38,9 +39,8 @@ public struct ChattRouter: Sendable {
             }
         }
         endpoints = ChattEndpoints(
-            repository: repository, rootBody: JSONString.encode(serverName), metrics: metrics, cache: feedCache,
-            lastGood: LastGoodFeeds(maxAge: staleIfError, now: now), patience: patience, executor: executor,
-            readiness: readiness)
+            feed: feed, rootBody: JSONString.encode(serverName), metrics: metrics, staleFeedServed: staleFeedServed,
+            patience: patience, executor: executor, readiness: readiness)
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or

@@ -22,7 +22,7 @@ public final class EncodedFeed: Sendable {
     private let gzipForm: Lazy<FeedRepresentation>
 
     /// Encodes `snapshot` as `kind` rows. Its chatts carry no sequence numbers, so no row stays in a tail.
-    convenience init(_ kind: ChattFeedCache.Kind, snapshot: ChattSnapshot, generation: UInt64) {
+    convenience init(_ kind: ChattFeed.Kind, snapshot: ChattSnapshot, generation: UInt64) {
         var builder = FeedLineageBuilder(kind: kind, keepsTail: false)
         for chatt in snapshot.chatts { builder.append(SequencedChatt(sequence: 0, chatt: chatt)) }
         self.init(builder, version: snapshot.version, generation: generation)

@@ -21,7 +21,7 @@ final class FeedLineage: Sendable {
     /// Rows kept in the tail before the rows of the latest change.
     static let tailRows = 8
 
-    let kind: ChattFeedCache.Kind
+    let kind: ChattFeed.Kind
 
     private struct Settled: Sendable {
         var bytes: ByteSegments
@@ -50,7 +50,7 @@ final class FeedLineage: Sendable {
     private let compressed = Locked(Compressed())
     private let index = Locked(SettledIndex())
 
-    fileprivate init(kind: ChattFeedCache.Kind, settled bytes: ByteSegments, rowStarts: [Int], tip: FeedTip) {
+    fileprivate init(kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], tip: FeedTip) {
         self.kind = kind
         var hasher = ContentHasher()
         hasher.update(bytes)
@@ -178,7 +178,7 @@ final class FeedLineage: Sendable {
 
 /// Encodes rows as a full read of the store delivers them, then starts the lineage they make.
 struct FeedLineageBuilder {
-    let kind: ChattFeedCache.Kind
+    let kind: ChattFeed.Kind
     /// Whether the rows' sequence numbers are real, so the newest rows can form a tail.
     let keepsTail: Bool
     private var bytes: [UInt8] = [UInt8(ascii: "[")]
@@ -187,7 +187,7 @@ struct FeedLineageBuilder {
     private var recent: [SequencedChatt] = []
 
     /// A builder of `kind` rows; `capacity` is the body size expected (the last one's, for instance).
-    init(kind: ChattFeedCache.Kind, keepsTail: Bool, capacity: Int = 0) {
+    init(kind: ChattFeed.Kind, keepsTail: Bool, capacity: Int = 0) {
         self.kind = kind
         self.keepsTail = keepsTail
         bytes.reserveCapacity(capacity)

@@ -3,7 +3,7 @@ import Dispatch
 import Locking
 
 /// One read of the store and encoding in progress for a feed. Requests that find the cache stale while it runs
-/// wait for its outcome instead of querying too (ChattFeedCache explains which may); they suspend meanwhile, and
+/// wait for its outcome instead of querying too (ChattFeed explains which may); they suspend meanwhile, and
 /// each stops waiting at its own deadline.
 final class FeedRebuild: Sendable {
     private struct State {
@@ -12,7 +12,7 @@ final class FeedRebuild: Sendable {
         var lastWaiter = 0
     }
 
-    /// The cache generation read before the store's read began: the result is at least that fresh.
+    /// The feed's generation read before the store's read began: the result is at least that fresh.
     let generation: UInt64
     private let state = Locked(State())
 
@@ -32,7 +32,7 @@ final class FeedRebuild: Sendable {
     }
 
     /// The outcome, once `finish` was called; `.unavailable` if `deadline` comes first.
-    func outcome(before deadline: DispatchTime) async -> Result<EncodedFeed, RepositoryError> {
+    func outcome(before deadline: ContinuousClock.Instant) async -> Result<EncodedFeed, RepositoryError> {
         await withCheckedContinuation { continuation in
             let waiter = state.withLock { state -> Int? in
                 guard case .none = state.outcome else { return nil }
@@ -45,9 +45,9 @@ final class FeedRebuild: Sendable {
                 return continuation.resume(returning: state.withLock { $0.outcome! })
             }
             // Weakly: a timer must not keep a finished rebuild's feed alive until the deadline.
-            DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            DispatchQueue.global().asyncAfter(deadline: DispatchTime(deadline)) { [weak self] in
                 let expired = self?.state.withLock { $0.waiters.removeValue(forKey: waiter) }
-                expired?.resume(returning: .failure(ChattFeedCache.outOfTime))
+                expired?.resume(returning: .failure(ChattFeed.outOfTime))
             }
         }
     }

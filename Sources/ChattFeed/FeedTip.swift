@@ -40,7 +40,7 @@ struct FeedTip: Sendable {
     /// A tip over the `settledRows` settled rows in `settled`, with `tail` encoded as `kind` rows.
     init(
         serial: UInt64, settled: ByteSegments, settledRows: Int, boundary: FeedPosition?,
-        tail: [SequencedChatt], kind: ChattFeedCache.Kind
+        tail: [SequencedChatt], kind: ChattFeed.Kind
     ) {
         self.serial = serial
         self.settled = settled

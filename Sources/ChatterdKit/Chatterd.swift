@@ -49,8 +49,10 @@ public enum Chatterd {
 
     static func serve(_ options: ServeOptions) {
         // glibc gives threads malloc arenas of their own (up to 8 per core), and freed feed buffers linger in them.
-        // Two arenas (one per core) nearly halved peak memory under load when 64 handler threads read feeds, for
-        // the cost of some lock contention in malloc (measured: bench/RESULTS.md, "malloc arenas").
+        // Feeds are made and sent on Dispatch's worker threads, the connections' queues and the store's loop; two
+        // arenas (one per core) keep those threads from each holding freed feeds of their own, for the cost of
+        // some lock contention in malloc (measured when a pool of handler threads, since gone, read the feeds:
+        // peak memory nearly halved; bench/RESULTS.md, "malloc arenas").
         mallopt(M_ARENA_MAX, 2)
         // A full read of the store makes a feed's bytes anew (its first segment, then its gzip output), and
         // merging segments makes buffers of up to 4 MiB. Left to itself glibc raises its mmap threshold past the
@@ -63,10 +65,10 @@ public enum Chatterd {
         let pool = PGConnectionPool(
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
-        let feedCache = ChattFeedCache()
         let repository = PostgresChattRepository(pool: pool)
-        let server = makeServer(
-            options, repository: repository, poolStats: { pool.stats }, feedCache: feedCache, logger: logger)
+        let feed = ChattFeed(
+            repository: repository, strict: options.strictFeeds, staleIfError: .seconds(options.staleIfErrorSeconds))
+        let server = makeServer(options, feed: feed, poolStats: { pool.stats }, logger: logger)
         do {
             // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
             let applied = try Migrator.migrate(conninfo: options.directConninfo, directory: options.migrationsDirectory)
@@ -78,7 +80,7 @@ public enum Chatterd {
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
-            options, origin: repository.origin, feedCache: feedCache, logger: logger, stopping: stopping)
+            options, origin: repository.origin, feed: feed, logger: logger, stopping: stopping)
         listener.start()
         let port: UInt16
         do {
@@ -118,24 +120,24 @@ public enum Chatterd {
         ])
     }
 
-    /// Keeps `feedCache` coherent with changes made by anyone: other chatterd processes, or an operator's psql.
-    /// Rows only added are caught up; anything else is read again in full. This process's own commits (`origin`)
-    /// are in the cache already. While it is not listening, or always with `--strict-feeds`, the cache checks the
-    /// store's version on every read instead. A lost connection is a warning; the listener stopping because the
-    /// server is (`stopping`) is not.
+    /// Tells `feed` of changes made by anyone: other chatterd processes, or an operator's psql. Rows only added are
+    /// caught up; anything else is read again in full. This process's own commits (`origin`) are in the feed
+    /// already. While it is not listening, or always with `--strict-feeds`, the feed checks the store's version on
+    /// every read instead. A lost connection is a warning; the listener stopping because the server is
+    /// (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, origin: String, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
+        _ options: ServeOptions, origin: String, feed: ChattFeed, logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
             // server connection ran it, and notifications would go to someone else.
             conninfo: options.directConninfo, origin: origin,
             onChange: { change in
-                if case .added = change { feedCache.chattsAdded() } else { feedCache.invalidate() }
+                if case .added = change { feed.chattsAdded() } else { feed.invalidate() }
             },
-            onStoreVersion: { feedCache.audit(storeVersion: $0) },
+            onStoreVersion: { feed.audit(storeVersion: $0) },
             onListening: { listening in
-                feedCache.setNotificationsTrusted(listening && !options.strictFeeds)
+                feed.listening(listening)
                 if listening {
                     logger.log(.info, "change_listener_up")
                 } else if !stopping.withLock({ $0 }) {

@@ -1,9 +1,11 @@
+import ChattFeed
 import HTTPCore
 import HTTPServer
 import Logging
 
-/// What happens once each response is made: metrics, one access line at info, and for every 5xx one error line
-/// naming the cause. Only the request line's path is logged (no query string), never a body or header value.
+/// What happens once each response is made: metrics, one access line at info, for every 5xx one error line naming
+/// the cause, and for every stale feed served one warning naming the failure. Only the request line's path is
+/// logged (no query string), never a body or header value.
 struct RequestObserver: Sendable {
     let metrics: RequestMetrics
     let logger: Logger
@@ -28,21 +30,26 @@ struct RequestObserver: Sendable {
             line.integer("status", status)
             line.string("cause", exchange.response.cause ?? exchange.response.status.reason)
             logger.emit(&line)
-        } else if let cause = exchange.response.cause, !exchange.response.headers.values("Age").isEmpty,
-            var line = logger.line(.warn, "stale_feed_served")
-        {
-            // A feed served past a database failure (--stale-if-error) is the one answer with `Age`, and its cause
-            // is that failure; a 4xx carries its reason as cause too, and is no stale feed.
-            describe(exchange, in: &line)
-            line.string("cause", cause)
-            logger.emit(&line)
         }
     }
 
+    /// Records that `request` is answered with a stale feed (`--stale-if-error`): one warning naming the failure
+    /// it stands in for. Called as the response is made, before `observe` sees it.
+    func staleFeedServed(_ stale: StaleFeed, for request: HTTPRequest) {
+        guard var line = logger.line(.warn, "stale_feed_served") else { return }
+        describe(request, id: request.requestID, in: &line)
+        line.string("cause", stale.failure.detail)
+        logger.emit(&line)
+    }
+
     private func describe(_ exchange: HTTPExchange, in line: inout LogLine) {
-        line.string("request_id", exchange.requestID)
-        line.string("method", exchange.request?.method.rawValue ?? "-")
-        line.string("path", exchange.request.map { Self.loggedPath($0.path) } ?? "-")
+        describe(exchange.request, id: exchange.requestID, in: &line)
+    }
+
+    private func describe(_ request: HTTPRequest?, id: String?, in line: inout LogLine) {
+        line.string("request_id", id ?? "-")
+        line.string("method", request?.method.rawValue ?? "-")
+        line.string("path", request.map { Self.loggedPath($0.path) } ?? "-")
     }
 
     /// `path` cut to `maxLoggedPathBytes` (paths are ASCII: the decoder refuses anything else in a target).

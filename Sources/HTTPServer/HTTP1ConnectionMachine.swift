@@ -107,7 +107,8 @@ struct HTTP1ConnectionMachine {
         return actions
     }
 
-    /// The handler's response to the request in flight (or the server's 503 when no handler thread took it).
+    /// The handler's response to the request in flight: ready from its plan, or from deferred work that hands it
+    /// to the connection's queue once made.
     mutating func responseReady(_ response: HTTPResponse, at now: Instant) -> Actions {
         guard state == .processing, let request = inFlight else { return Actions() }
         inFlight = nil

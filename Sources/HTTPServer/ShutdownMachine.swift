@@ -17,7 +17,7 @@ struct ShutdownMachine {
         /// Close every open connection now.
         case closeConnections
         case armTimer(Instant)
-        /// Shutdown is over: stop the handler threads and report.
+        /// Shutdown is over: cancel the shutdown timer and report to whoever asked for it.
         case finish
     }
 

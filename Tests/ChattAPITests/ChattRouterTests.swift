@@ -45,7 +45,7 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
 
     init() {
         repository = InMemoryChattRepository()
-        router = ChattRouter(repository: repository, metrics: { "chatterd_requests_total 3\n" })
+        router = ChattRouter(feed: ChattFeed(repository: repository), metrics: { "chatterd_requests_total 3\n" })
     }
 
     @Test("serves each route with and without a trailing slash", arguments: routes)
@@ -88,7 +88,8 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func metricsWithoutAClosureIs404() {
-        let response = ChattRouter(repository: repository).respond(to: request(.GET, "/metrics"))
+        let router = ChattRouter(feed: ChattFeed(repository: repository))
+        let response = router.respond(to: request(.GET, "/metrics"))
         #expect(response.status.code == 404)
     }
 
@@ -100,7 +101,7 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
 
     @Test func rootNamesTheServerAsAJSONString() {
         #expect(text(router.respond(to: request(.GET, "/"))) == #""chatterd""#)
-        let named = ChattRouter(repository: repository, serverName: #"my "srv""#)
+        let named = ChattRouter(feed: ChattFeed(repository: repository), serverName: #"my "srv""#)
         #expect(text(named.respond(to: request(.GET, "/"))) == #""my \"srv\"""#)
     }
 

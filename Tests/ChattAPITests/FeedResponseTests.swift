@@ -20,7 +20,7 @@ func feedRequest(
     let router: ChattRouter
 
     init() throws {
-        router = ChattRouter(repository: repository)
+        router = ChattRouter(feed: ChattFeed(repository: repository))
         for serial in 1...50 {
             try repository.add(NewChatt(name: "user\(serial)", message: "hello from \(serial)", geodata: nil))
         }
@@ -37,7 +37,7 @@ func feedRequest(
     }
 
     @Test func twoServersOnOneStoreGiveTheSameTagAndAPostChangesIt() throws {
-        let other = ChattRouter(repository: repository)
+        let other = ChattRouter(feed: ChattFeed(repository: repository))
         let etag = router.respond(to: feedRequest()).headers["ETag"]
         #expect(other.respond(to: feedRequest()).headers["ETag"] == etag)
         try repository.add(NewChatt(name: "n", message: "m"))
@@ -103,7 +103,7 @@ func feedRequest(
 
     @Test func aCurrentTrustedFeedIsAnsweredOnTheIOQueueGzipOnceCompressed() throws {
         #expect(router.respondImmediately(to: feedRequest()) == nil, "untrusted: needs a version check")
-        router.feedCache.setNotificationsTrusted(true)
+        router.feed.listening(true)
         #expect(router.respondImmediately(to: feedRequest()) == nil, "no feed yet")
         let full = router.respond(to: feedRequest())
         #expect(router.respondImmediately(to: feedRequest()) == full)
@@ -112,22 +112,22 @@ func feedRequest(
         #expect(router.respondImmediately(to: gzip) == nil, "compressing is not for an I/O queue")
         let zipped = router.respond(to: gzip)
         #expect(router.respondImmediately(to: gzip) == zipped)
-        router.feedCache.invalidate()
+        router.feed.invalidate()
         #expect(router.respondImmediately(to: feedRequest()) == nil)
         #expect(repository.snapshotReads == 1)
     }
 
     @Test func eachReadCountsOnceAsAHitOrAMiss() {
         // Regression: a read that the I/O queue passed on (gzip not made yet) was counted as a hit twice.
-        router.feedCache.setNotificationsTrusted(true)
+        router.feed.listening(true)
         _ = router.respond(to: feedRequest())
-        #expect(router.feedCache.counts == (hits: 0, misses: 1))
+        #expect(router.feed.counts == (hits: 0, misses: 1))
         _ = router.respondImmediately(to: feedRequest())
-        #expect(router.feedCache.counts == (hits: 1, misses: 1))
+        #expect(router.feed.counts == (hits: 1, misses: 1))
         let gzip = feedRequest(("Accept-Encoding", "gzip"))
         #expect(router.respondImmediately(to: gzip) == nil)
         _ = router.respond(to: gzip)
-        #expect(router.feedCache.counts == (hits: 2, misses: 1))
+        #expect(router.feed.counts == (hits: 2, misses: 1))
     }
 
     @Test func gzipIsMadeOnceAndSharedAcrossRequests() {

@@ -17,7 +17,7 @@ private func id(_ serial: Int) -> String {
     static let awkward = [#"a\"#, #"","x"#, "\\\"", "],[", #"\\\""#, "\u{1}\n", "é😀"]
 
     init() throws {
-        router = ChattRouter(repository: repository)
+        router = ChattRouter(feed: ChattFeed(repository: repository))
         for serial in 1...10 {
             let name = Self.awkward[serial % Self.awkward.count]
             let message = Self.awkward[(serial * 3) % Self.awkward.count] + "\(serial)"
@@ -118,8 +118,8 @@ private func id(_ serial: Int) -> String {
     }
 
     @Test func slicesAreNeverMadeOnTheIOQueue() {
-        // A slice copies and hashes part of the feed, megabytes on a big store: a handler thread does it.
-        router.feedCache.setNotificationsTrusted(true)
+        // A slice copies and hashes part of the feed, megabytes on a big store: a request's task does it.
+        router.feed.listening(true)
         _ = router.respond(to: feedRequest())
         #expect(router.respondImmediately(to: feedRequest()) != nil, "the whole current feed is served at once")
         let since = feedRequest(query: "since=" + id(3))

@@ -1,4 +1,5 @@
 @testable import ChattAPI
+import ChattFeed
 import ChattModel
 import HTTPCore
 import Locking
@@ -80,7 +81,8 @@ import Testing
         let clock = ManualClock()
         let repository = InMemoryChattRepository()
         let router = ChattRouter(
-            repository: repository, postLimit: PostRateLimiter(postsPerSecond: 1, burst: 1, now: { clock.now }))
+            feed: ChattFeed(repository: repository),
+            postLimit: PostRateLimiter(postsPerSecond: 1, burst: 1, now: { clock.now }))
         var post = HTTPRequest(method: .POST, target: "/postmaps", path: "/postmaps",
                                body: Array(#"{"name":"a","message":"b"}"#.utf8))
         post.clientGroup = Self.client("192.0.2.7")

@@ -16,7 +16,8 @@ import Testing
         // One serial queue runs every request's task: were a waiting read to block it, the held read could never
         // finish (it resumes on that queue too), and the test would run out of time instead of passing.
         let queue = DispatchQueue(label: "read-miss-tests")
-        let router = ChattRouter(repository: repository, executor: DispatchTaskExecutor(queue: queue))
+        let router = ChattRouter(
+            feed: ChattFeed(repository: repository), executor: DispatchTaskExecutor(queue: queue))
         let gate = repository.holdNextSnapshot()
         let answers = Locked<[HTTPResponse]>([])
         let answered = DispatchGroup()

@@ -1,6 +1,5 @@
 @testable import ChattFeed
 import ChattModel
-import Dispatch
 import TestSupport
 import Testing
 
@@ -9,19 +8,19 @@ import Testing
     @Test func aReaderWaitingForAnotherReadGivesUpAtItsOwnDeadlineAndTheReadGoesOn() async throws {
         let repository = InMemoryChattRepository()
         try repository.add(NewChatt(name: "n", message: "1"))
-        let cache = ChattFeedCache()
+        let feeds = ChattFeed(repository: repository)
         let gate = repository.holdNextSnapshot()
         let leader = onThreads(1) { _ in
-            #expect((try? cache.feed(.maps, from: repository))?.rowCount == 1, "the held read finishes")
+            #expect((try? feeds.read(.maps))?.rowCount == 1, "the held read finishes")
         }
         gate.waitUntilEntered()
         var late: RepositoryError?
         do {
-            _ = try await cache.feed(.maps, from: repository, before: .now() + .milliseconds(100))
+            _ = try await feeds.read(.maps, before: .now + .milliseconds(100))
         } catch {
             late = error
         }
-        #expect(late == ChattFeedCache.outOfTime)
+        #expect(late == ChattFeed.outOfTime)
         gate.release()
         leader.wait()
         #expect(repository.snapshotReads == 1)

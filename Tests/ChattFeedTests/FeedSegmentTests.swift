@@ -9,25 +9,26 @@ import Testing
 /// what they have in common, and a segment no version or response holds any more is freed.
 @Suite struct FeedSegmentTests {
     let repository = InMemoryChattRepository()
-    let cache = ChattFeedCache()
+    let feeds: ChattFeed
     private let serial = Locked(0)
 
     init() {
-        cache.setNotificationsTrusted(true)
+        feeds = ChattFeed(repository: repository)
+        feeds.listening(true)
     }
 
     /// Stores `count` chatts and reads the feed in full.
-    private func read(_ kind: ChattFeedCache.Kind, after count: Int) throws -> EncodedFeed {
+    private func read(_ kind: ChattFeed.Kind, after count: Int) throws -> EncodedFeed {
         for _ in 0..<count { try add() }
-        return try cache.feed(kind, from: repository)
+        return try feeds.read(kind)
     }
 
     /// Posts `size` chatts as one batch, and returns the version that took them in.
-    private func post(_ size: Int, _ kind: ChattFeedCache.Kind) throws -> EncodedFeed {
+    private func post(_ size: Int, _ kind: ChattFeed.Kind) throws -> EncodedFeed {
         var rows: [SequencedChatt] = []
         for _ in 0..<size { rows += try add().chatts }
-        cache.append(ChattBatch(rows))
-        return try #require(cache.currentFeed(kind), "appended, so current with no read")
+        feeds.append(ChattBatch(rows))
+        return try #require(feeds.currentFeed(kind), "appended, so current with no read")
     }
 
     @discardableResult
@@ -39,9 +40,9 @@ import Testing
         return try repository.add(variedChatt(next))
     }
 
-    @Test(arguments: [ChattFeedCache.Kind.maps, .chatts])
+    @Test(arguments: [ChattFeed.Kind.maps, .chatts])
     func everyVersionOfManyBatchesIsTheRebuiltFeedInBothFormsAndSharesTheRead(
-        _ kind: ChattFeedCache.Kind
+        _ kind: ChattFeed.Kind
     ) throws {
         // Rows posted after the read stay under half of it, so that no merge reaches the read's segment.
         let first = try read(kind, after: 400)
@@ -67,7 +68,7 @@ import Testing
         var identityProbes: [ArraySlice<UInt8>] = []
         var gzipProbes: [ArraySlice<UInt8>] = []
         do {
-            let old = try #require(cache.currentFeed(.maps))
+            let old = try #require(feeds.currentFeed(.maps))
             let oldIdentity = HTTPResponse(status: .ok, body: old.identity.body)
             let oldGzip = HTTPResponse(status: .ok, body: old.gzipped().body)
             var newest = old

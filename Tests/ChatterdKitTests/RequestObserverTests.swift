@@ -1,4 +1,5 @@
 @testable import ChatterdKit
+import ChattFeed
 import ChattModel
 import HTTPCore
 import HTTPServer
@@ -41,24 +42,31 @@ import TestSupport
             #"request_id=bad-1 method=- path=- status=501 cause="method not implemented""#) == true, "\(lines)")
     }
 
-    @Test func onlyAStaleFeedWithAgeIsLoggedAsOneAndAClientErrorIsNot() {
+    @Test func aStaleFeedIsLoggedFromItsMarkNotFromAnAgeHeader() {
         let pipe = LogPipe()
         let observer = RequestObserver(metrics: RequestMetrics(), logger: pipe.logger(level: .warn))
         observer.observe(HTTPExchange(
             request: HTTPRequest(method: .POST, target: "/postmaps", path: "/postmaps"),
             response: .error(.unprocessableContent, "geodata must be a JSON array"), bodyBytes: 45, seconds: 0,
             remoteAddress: "[::1]:4000", requestID: "refused-1"))
-        var stale = HTTPResponse.json(.ok, Array("[]".utf8))
-        stale.headers.add("Age", "3")
-        stale.cause = "snapshot: StoreError(database connection lost)"
+        // An Age header and a cause alone (a proxy's, say) are no stale feed of ours.
+        var aged = HTTPResponse.json(.ok, Array("[]".utf8))
+        aged.headers.add("Age", "3")
+        aged.cause = "not a stale feed"
         observer.observe(HTTPExchange(
-            request: HTTPRequest(method: .GET, target: "/getmaps", path: "/getmaps"), response: stale,
-            bodyBytes: 2, seconds: 0.01, remoteAddress: "[::1]:4001", requestID: "stale-1"))
+            request: HTTPRequest(method: .GET, target: "/getmaps", path: "/getmaps"), response: aged,
+            bodyBytes: 2, seconds: 0.01, remoteAddress: "[::1]:4001", requestID: "aged-1"))
+        var request = HTTPRequest(method: .GET, target: "/getmaps", path: "/getmaps")
+        request.requestID = "stale-1"
+        observer.staleFeedServed(
+            StaleFeed(age: 3, failure: .unavailable("snapshot: StoreError(database connection lost)")), for: request)
         observer.logger.writer.flush()
-        // Lines come in order: had the 422 been logged, its line would be the first.
+        // Lines come in order: had the 422 or the aged 200 been logged, its line would be the first.
         let lines = pipe.lines(1)
         #expect(lines.count == 1)
-        #expect(lines.first?.contains("event=stale_feed_served request_id=stale-1") == true, "\(lines)")
+        #expect(lines.first?.hasSuffix(
+            #"event=stale_feed_served request_id=stale-1 method=GET path=/getmaps "#
+                + #"cause="snapshot: StoreError(database connection lost)""#) == true, "\(lines)")
     }
 
     @Test func aServerErrorLogsTheCauseItsResponseCarries() {

@@ -17,7 +17,7 @@ final class ServedChatterd {
     let server: Server
     let client: LoopbackClient
 
-    init(format: LogFormat) throws {
+    init(format: LogFormat, staleIfError: Duration = .zero) throws {
         var options = ServeOptions()
         options.server.host = "127.0.0.1"
         options.server.port = 0
@@ -25,7 +25,8 @@ final class ServedChatterd {
         options.poolSize = 2
         let stats = PGConnectionPool.Stats(size: 2, inUse: 0, idle: 2)
         server = Chatterd.makeServer(
-            options, repository: repository, poolStats: { stats }, logger: pipe.logger(level: .info, format: format))
+            options, feed: ChattFeed(repository: repository, staleIfError: staleIfError), poolStats: { stats },
+            logger: pipe.logger(level: .info, format: format))
         client = LoopbackClient(port: try server.start())
     }
 
@@ -141,5 +142,26 @@ final class ServedChatterd {
         #expect(object["bytes"] as? Int == 0, "HEAD sends no body")
         #expect((object["remote"] as? String)?.hasPrefix("127.0.0.1:") == true)
         #expect(object["duration_ms"] is Double && object["time"] is String)
+    }
+}
+
+/// The same wiring with `--stale-if-error`: the feed's typed mark reaches the observer.
+@Suite struct ServedStaleFeedTests {
+    @Test func aStaleFeedGetsAgeAndOneWarningNamingTheFailure() throws {
+        let served = try ServedChatterd(format: .logfmt, staleIfError: .seconds(60))
+        #expect(try served.client.request("GET", "/getmaps", headers: [("X-Request-Id", "s0")]).status == 200)
+        served.repository.fail(with: .unavailable("StoreError(database connection lost)"))
+        let stale = try served.client.request("GET", "/getmaps", headers: [("X-Request-Id", "s1")])
+        #expect(stale.status == 200 && stale.header("Age") != nil)
+        var logged: [String] = []
+        while let line = served.pipe.lines(1).first {
+            logged.append(line)
+            if line.contains("event=request request_id=s1") { break }
+        }
+        let warnings = logged.filter { $0.contains("event=stale_feed_served") }
+        #expect(warnings.count == 1, "\(logged)")
+        #expect(warnings.first?.hasSuffix(
+            #"level=warn event=stale_feed_served request_id=s1 method=GET path=/getmaps "#
+                + #"cause="StoreError(database connection lost)""#) == true, "\(warnings)")
     }
 }

@@ -34,118 +34,122 @@ private func messages(_ feed: EncodedFeed) -> [String] {
     }
 }
 
-/// Generations, trust, single flight and invalidation of the feed cache.
-@Suite struct ChattFeedCacheTests {
+/// Generations, trust, single flight and invalidation of the feed feeds.
+@Suite struct ChattFeedTests {
     let repository = InMemoryChattRepository()
-    let cache = ChattFeedCache()
+    let feeds: ChattFeed
+
+    init() {
+        feeds = ChattFeed(repository: repository)
+    }
 
     @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() throws {
         try repository.add(chatt(1))
-        _ = try cache.feed(.maps, from: repository)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try feeds.read(.maps)
+        _ = try feeds.read(.maps)
         #expect(repository.versionReads == 2)
         #expect(repository.snapshotReads == 1)
         // A change nobody announced (another process, an operator) is still seen through the version.
         try repository.add(chatt(2))
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
-        #expect(cache.currentFeed(.maps) == nil, "nothing is served without a check while untrusted")
+        #expect(feeds.currentFeed(.maps) == nil, "nothing is served without a check while untrusted")
     }
 
     @Test func trustedReadsTouchNoDatabaseUntilInvalidated() throws {
-        cache.setNotificationsTrusted(true)
+        feeds.listening(true)
         try repository.add(chatt(1))
-        let first = try cache.feed(.maps, from: repository)
-        let second = try cache.feed(.maps, from: repository)
+        let first = try feeds.read(.maps)
+        let second = try feeds.read(.maps)
         #expect(first === second)
-        #expect(cache.currentFeed(.maps) === first)
+        #expect(feeds.currentFeed(.maps) === first)
         #expect(repository.versionReads == 0 && repository.snapshotReads == 1)
         // Trusted means relying on invalidate(): an unannounced change is not looked for...
         try repository.add(chatt(2))
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1"])
+        #expect(messages(try feeds.read(.maps)) == ["message 1"])
         // ...and an announced one is.
-        cache.invalidate()
-        #expect(cache.currentFeed(.maps) == nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        feeds.invalidate()
+        #expect(feeds.currentFeed(.maps) == nil)
+        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.versionReads == 0 && repository.snapshotReads == 2)
     }
 
     @Test func theTwoFeedsAreCachedSeparately() throws {
-        cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
-        #expect(cache.currentFeed(.chatts) == nil)
-        _ = try cache.feed(.chatts, from: repository)
-        _ = try cache.feed(.maps, from: repository)
+        feeds.listening(true)
+        _ = try feeds.read(.maps)
+        #expect(feeds.currentFeed(.chatts) == nil)
+        _ = try feeds.read(.chatts)
+        _ = try feeds.read(.maps)
         #expect(repository.snapshotReads == 2)
     }
 
     @Test func everyChangeOfTrustInvalidates() throws {
-        let start = cache.generation
-        cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
-        #expect(cache.generation == start + 1 && cache.currentFeed(.maps) != nil)
-        cache.setNotificationsTrusted(true)
-        #expect(cache.generation == start + 1, "no change, no invalidation")
-        cache.setNotificationsTrusted(false)
-        cache.setNotificationsTrusted(true)
-        #expect(cache.generation == start + 3)
-        #expect(cache.currentFeed(.maps) == nil, "notifications may have been missed while untrusted")
+        let start = feeds.generation
+        feeds.listening(true)
+        _ = try feeds.read(.maps)
+        #expect(feeds.generation == start + 1 && feeds.currentFeed(.maps) != nil)
+        feeds.listening(true)
+        #expect(feeds.generation == start + 1, "no change, no invalidation")
+        feeds.listening(false)
+        feeds.listening(true)
+        #expect(feeds.generation == start + 3)
+        #expect(feeds.currentFeed(.maps) == nil, "notifications may have been missed while untrusted")
     }
 
     @Test func anInvalidationDuringTheQueryLeavesItsResultStale() throws {
-        cache.setNotificationsTrusted(true)
+        feeds.listening(true)
         try repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
         let leader = Locked<EncodedFeed?>(nil)
-        let done = onThreads(1) { _ in leader.withLock { $0 = try? self.cache.feed(.maps, from: self.repository) } }
+        let done = onThreads(1) { _ in leader.withLock { $0 = try? self.feeds.read(.maps) } }
         gate.waitUntilEntered()
         try repository.add(chatt(2))
-        cache.invalidate()
+        feeds.invalidate()
         gate.release()
         done.wait()
         // The leader's caller arrived before the post, so the older rows are right for it...
         #expect(leader.withLock { $0 }.map(messages) == ["message 1"])
         // ...but they are stale from the moment of the invalidation, and never served again.
-        #expect(cache.currentFeed(.maps) == nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        #expect(feeds.currentFeed(.maps) == nil)
+        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
     }
 
     @Test func concurrentReadersOfAStaleFeedShareOneQuery() throws {
-        cache.setNotificationsTrusted(true)
+        feeds.listening(true)
         try repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
         let results = Locked<[EncodedFeed]>([])
         let leader = onThreads(1) { _ in
-            if let feed = try? self.cache.feed(.maps, from: self.repository) { results.withLock { $0.append(feed) } }
+            if let feed = try? self.feeds.read(.maps) { results.withLock { $0.append(feed) } }
         }
         gate.waitUntilEntered()
         let followers = onThreads(16) { _ in
-            if let feed = try? self.cache.feed(.maps, from: self.repository) { results.withLock { $0.append(feed) } }
+            if let feed = try? self.feeds.read(.maps) { results.withLock { $0.append(feed) } }
         }
         // Give the followers time to find the rebuild in progress; whenever they arrive, one query must do.
         usleep(200_000)
         gate.release()
         leader.wait()
         followers.wait()
-        let feeds = results.withLock { $0 }
-        #expect(feeds.count == 17)
-        #expect(feeds.allSatisfy { $0 === feeds[0] })
+        let served = results.withLock { $0 }
+        #expect(served.count == 17)
+        #expect(served.allSatisfy { $0 === served[0] })
         #expect(repository.snapshotReads == 1)
     }
 
     @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() throws {
-        cache.setNotificationsTrusted(true)
+        feeds.listening(true)
         try repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = onThreads(1) { _ in _ = try? self.cache.feed(.maps, from: self.repository) }
+        let leader = onThreads(1) { _ in _ = try? self.feeds.read(.maps) }
         gate.waitUntilEntered()
         // A post lands and invalidates while the old query runs; its author then reads.
         try repository.add(chatt(2))
-        cache.invalidate()
+        feeds.invalidate()
         let seen = Locked<[[String]]>([])
         let readers = onThreads(8) { _ in
-            let feed = try? self.cache.feed(.maps, from: self.repository)
+            let feed = try? self.feeds.read(.maps)
             seen.withLock { $0.append(feed.map(messages) ?? []) }
         }
         usleep(200_000)
@@ -157,22 +161,22 @@ private func messages(_ feed: EncodedFeed) -> [String] {
     }
 
     @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() throws {
-        cache.setNotificationsTrusted(true)
+        feeds.listening(true)
         repository.fail(with: .unavailable("down"))
-        #expect(throws: RepositoryError.unavailable("down")) { try cache.feed(.maps, from: repository) }
-        #expect(cache.currentFeed(.maps) == nil)
+        #expect(throws: RepositoryError.unavailable("down")) { try feeds.read(.maps) }
+        #expect(feeds.currentFeed(.maps) == nil)
         repository.fail(with: nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == [])
+        #expect(messages(try feeds.read(.maps)) == [])
     }
 
     @Test func untrustedReadersShareAQueryForANewVersion() throws {
         try repository.add(chatt(1))
-        _ = try cache.feed(.chatts, from: repository)
+        _ = try feeds.read(.chatts)
         try repository.add(chatt(2))
         let gate = repository.holdNextSnapshot()
         let seen = Locked<[[String]]>([])
         let readers = onThreads(8) { _ in
-            let feed = try? self.cache.feed(.chatts, from: self.repository)
+            let feed = try? self.feeds.read(.chatts)
             seen.withLock { $0.append(feed.map(messages) ?? []) }
         }
         gate.waitUntilEntered()
