@@ -42,7 +42,8 @@ let package = Package(
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
-        .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
+        .target(
+            name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
             name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
@@ -91,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
+        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking", "TaskExecution"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(
             name: "HTTPServerTests",

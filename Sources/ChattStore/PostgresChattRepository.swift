@@ -15,9 +15,9 @@ public final class PostgresChattRepository: ChattRepository {
         batcher = InsertBatcher(pool: pool, origin: String(UInt64.random(in: 0...UInt64.max), radix: 16))
     }
 
-    /// Inserts one chatt without blocking: `completion` runs on the store's loop once the server reports it
-    /// committed, with the rows committed with it. Concurrent calls share one statement and one commit (see
-    /// `InsertBatcher`), and chatts are numbered in the order the calls arrived.
+    /// Inserts one chatt without blocking: `completion` runs once the server reports it committed, with the rows
+    /// committed with it, or once it has failed (`InsertBatcher.store(_:completion:)` says on which thread).
+    /// Concurrent calls share one statement and one commit, and chatts are numbered in the order the calls arrived.
     ///
     /// Never retried: if the connection drops after the statement was sent, the chatt may or may not be stored,
     /// so the caller gets `.unavailable` rather than a possible duplicate.

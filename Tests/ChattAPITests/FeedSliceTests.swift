@@ -118,7 +118,8 @@ private func id(_ serial: Int) -> String {
     }
 
     @Test func slicesAreNeverMadeOnTheIOQueue() {
-        // A slice copies and hashes part of the feed, megabytes on a big store: a handler thread does it.
+        // A slice copies and hashes part of the feed, megabytes on a big store: the request's task does it, off
+        // the I/O queue.
         router.feedCache.setNotificationsTrusted(true)
         _ = router.respond(to: feedRequest())
         #expect(router.respondImmediately(to: feedRequest()) != nil, "the whole current feed is served at once")

@@ -91,15 +91,10 @@ extension DatabaseTests {
                 }
                 #expect(failures.count <= 1, "\(failures)")
                 // The other dead connections are noticed on checkout, not by failing callers.
-                let later = await withTaskGroup(of: RepositoryError?.self) { callers in
-                    for _ in 0..<8 {
-                        callers.addTask {
-                            await caughtAsync { () async throws(RepositoryError) in try await repository.ping(before: .soon) }
-                        }
-                    }
-                    return await callers.reduce(into: [RepositoryError]()) { if let error = $1 { $0.append(error) } }
+                let later = await concurrently(8) { _ in
+                    await caughtAsync { () async throws(RepositoryError) in try await repository.ping(before: .soon) }
                 }
-                #expect(later == [])
+                #expect(later.compactMap { $0 } == [])
                 try await repository.add(NewChatt(name: "after", message: "restart"))
                 #expect(try await repository.all().map(\.name) == ["after"])
             }
@@ -146,15 +141,11 @@ extension DatabaseTests {
         private func openEveryConnection(of pool: PGConnectionPool) async {
             let inside = Locked(0)
             let everyoneInside = Promise<Void>()
-            await withTaskGroup(of: Void.self) { callers in
-                for _ in 0..<pool.size {
-                    callers.addTask {
-                        _ = try? await pool.withSession(before: .soon) { session throws(StoreError) in
-                            _ = try await session.query("SELECT 1")
-                            if inside.withLock({ $0 += 1; return $0 }) == pool.size { everyoneInside.fulfil(()) }
-                            _ = await everyoneInside.value(within: .seconds(5))
-                        }
-                    }
+            _ = await concurrently(pool.size) { _ in
+                _ = try? await pool.withSession(before: .soon) { session throws(StoreError) in
+                    _ = try await session.query("SELECT 1")
+                    if inside.withLock({ $0 += 1; return $0 }) == pool.size { everyoneInside.fulfil(()) }
+                    _ = await everyoneInside.value(within: .seconds(5))
                 }
             }
         }

@@ -16,14 +16,11 @@ extension DatabaseTests {
 
         @Test func everyPostGetsItsBatchAsAFullReadWouldReadIt() async throws {
             try await withRepository { repository, _ throws in
-                let all = await withTaskGroup(of: ChattBatch?.self) { posters in
-                    for poster in 0..<12 {
-                        let chatt = NewChatt(
-                            name: "t\(poster)", message: "é \"\(poster)\"", geodata: poster % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil)
-                        posters.addTask { try? await repository.add(chatt) }
-                    }
-                    return await posters.reduce(into: [ChattBatch]()) { if let batch = $1 { $0.append(batch) } }
-                }
+                let all = await concurrently(12) { poster in
+                    let geodata = poster % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil
+                    let chatt = NewChatt(name: "t\(poster)", message: "é \"\(poster)\"", geodata: geodata)
+                    return try? await repository.add(chatt)
+                }.compactMap { $0 }
                 #expect(all.count == 12)
                 var stored: [SequencedChatt] = []
                 _ = try await repository.readChatts(before: .soon) { stored.append($0) }

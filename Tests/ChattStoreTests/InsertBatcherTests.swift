@@ -11,23 +11,18 @@ extension DatabaseTests {
                 let pool = database.pool(size: 4)
                 defer { pool.close() }
                 let batcher = InsertBatcher(pool: pool)
-                let failures = await withTaskGroup(of: [StoreError].self) { callers in
-                    for caller in 0..<40 {
-                        callers.addTask {
-                            var failures: [StoreError] = []
-                            for index in 0..<5 {
-                                let chatt = NewChatt(name: "t\(caller)", message: "\(caller)-\(index)")
-                                let error = await caughtAsync { () async throws(StoreError) in
-                                    _ = try await batcher.store(chatt)
-                                }
-                                if let error { failures.append(error) }
-                            }
-                            return failures
+                let failures = await concurrently(40) { caller in
+                    var failures: [StoreError] = []
+                    for index in 0..<5 {
+                        let chatt = NewChatt(name: "t\(caller)", message: "\(caller)-\(index)")
+                        let error = await caughtAsync { () async throws(StoreError) in
+                            _ = try await batcher.store(chatt)
                         }
+                        if let error { failures.append(error) }
                     }
-                    return await callers.reduce(into: []) { $0 += $1 }
+                    return failures
                 }
-                #expect(failures == [])
+                #expect(failures.flatMap { $0 } == [])
                 let rows = try database.column("SELECT message FROM chatts ORDER BY time, seq").compactMap { $0 }
                 #expect(rows.count == 200)
                 #expect(Set(rows).count == 200)
@@ -124,15 +119,10 @@ extension DatabaseTests {
                 let holder = ConnectionHolder(pool)
                 defer { holder.letGo() }
                 try #require(await holder.waitUntilHeld())
-                let failures = await withTaskGroup(of: StoreError.Code?.self) { callers in
-                    for index in 0..<3 {
-                        callers.addTask {
-                            await caughtAsync { () async throws(StoreError) in
-                                _ = try await batcher.store(NewChatt(name: "n", message: "\(index)"))
-                            }?.code
-                        }
-                    }
-                    return await callers.reduce(into: []) { $0.append($1) }
+                let failures = await concurrently(3) { index in
+                    await caughtAsync { () async throws(StoreError) in
+                        _ = try await batcher.store(NewChatt(name: "n", message: "\(index)"))
+                    }?.code
                 }
                 #expect(failures == [.poolTimeout, .poolTimeout, .poolTimeout])
                 await holder.release()

@@ -137,7 +137,8 @@ extension DatabaseTests {
             ]
             try await withRepository { repository, _ throws in
                 for payload in payloads {
-                    try await repository.add(NewChatt(name: String(payload.prefix(32)), message: payload, geodata: payload))
+                    let chatt = NewChatt(name: String(payload.prefix(32)), message: payload, geodata: payload)
+                    try await repository.add(chatt)
                 }
                 let stored = try await repository.all()
                 #expect(stored.map(\.message) == payloads)
@@ -158,23 +159,18 @@ extension DatabaseTests {
 
         @Test func concurrentAddsAreEachStoredExactlyOnce() async throws {
             try await withRepository { repository, _ throws in
-                let failures = await withTaskGroup(of: [RepositoryError].self) { posters in
-                    for poster in 0..<20 {
-                        posters.addTask {
-                            var failures: [RepositoryError] = []
-                            for index in 0..<10 {
-                                let chatt = NewChatt(name: "t\(poster)", message: "\(poster)-\(index)")
-                                let error = await caughtAsync { () async throws(RepositoryError) in
-                                    try await repository.add(chatt)
-                                }
-                                if let error { failures.append(error) }
-                            }
-                            return failures
+                let failures = await concurrently(20) { poster in
+                    var failures: [RepositoryError] = []
+                    for index in 0..<10 {
+                        let chatt = NewChatt(name: "t\(poster)", message: "\(poster)-\(index)")
+                        let error = await caughtAsync { () async throws(RepositoryError) in
+                            try await repository.add(chatt)
                         }
+                        if let error { failures.append(error) }
                     }
-                    return await posters.reduce(into: []) { $0 += $1 }
+                    return failures
                 }
-                #expect(failures == [])
+                #expect(failures.flatMap { $0 } == [])
                 let stored = try await repository.all()
                 #expect(stored.count == 200)
                 let expected = Set((0..<20).flatMap { thread in (0..<10).map { "\(thread)-\($0)" } })
@@ -207,9 +203,7 @@ extension DatabaseTests {
                 let batch = [
                     NewChatt(name: "ok", message: "kept"), NewChatt(name: String(repeating: "n", count: 40), message: "x"),
                 ]
-                await withTaskGroup(of: Void.self) { posters in
-                    for chatt in batch { posters.addTask { _ = try? await repository.add(chatt) } }
-                }
+                _ = await concurrently(batch.count) { index in try? await repository.add(batch[index]) }
                 #expect(try await repository.all().map(\.name).contains("ok"))
                 return try await pool.withSession(before: .soon) { session throws(StoreError) in
                     let result = try await session.query(Self.preparedSQL)

@@ -43,7 +43,8 @@ extension DatabaseTests {
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
                 let big = String(repeating: "0123456789", count: 400_000)
-                let (echoed, rows) = try await pool.withSession(before: .now + .seconds(20)) { session throws(StoreError) in
+                let deadline = ContinuousClock.now + .seconds(20)
+                let (echoed, rows) = try await pool.withSession(before: deadline) { session throws(StoreError) in
                     let echo = try await session.query("SELECT length($1::text)", [big])
                     let many = try await session.query("SELECT g, repeat('x', 100) FROM generate_series(1, 50000) g")
                     return (echo.string(row: 0, column: 0), many)
@@ -159,7 +160,7 @@ extension DatabaseTests {
     }
 }
 
-@Suite struct UnreachableSessionTests {
+@Suite(.onDispatch) struct UnreachableSessionTests {
     @Test func aHungServerEndsTheWaitAtTheAcquireTimeoutAndTheConnectFinishesAlone() async throws {
         let listener = try SilentListener()
         let pool = PGConnectionPool(

@@ -144,6 +144,15 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
+/// Runs `body(index)` for every index in `0..<count`, all at once, each a task, and returns what they gave (in the
+/// order they finished).
+func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) async -> T) async -> [T] {
+    await withTaskGroup(of: T.self) { callers in
+        for index in 0..<count { callers.addTask { await body(index) } }
+        return await callers.reduce(into: []) { $0.append($1) }
+    }
+}
+
 /// Runs `body` on a new thread (for a blocking call); the group is left when it returns.
 func inBackground(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
     let group = DispatchGroup()
@@ -178,6 +187,7 @@ func waitUntil(_ condition: () -> Bool) async -> Bool {
     return true
 }
 
-/// Integration suites run one test at a time (they share one server) and only when a database is configured.
-@Suite(.serialized, .enabled(if: TestDatabase.isConfigured, "set CHATTERD_TEST_DATABASE_URL to run"))
+/// Integration suites run one test at a time (they share one server), on Dispatch's threads (see `OnDispatch`),
+/// and only when a database is configured.
+@Suite(.serialized, .enabled(if: TestDatabase.isConfigured, "set CHATTERD_TEST_DATABASE_URL to run"), .onDispatch)
 enum DatabaseTests {}

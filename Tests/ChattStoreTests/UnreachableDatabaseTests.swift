@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Failures that need no running database, so they always run.
-@Suite struct UnreachableDatabaseTests {
+@Suite(.onDispatch) struct UnreachableDatabaseTests {
     @Test(arguments: [
         "host=127.0.0.1 port=1 dbname=chatterd user=chatterd",
         "postgresql:///chatterd?host=/nonexistent-chatterd-sockets&port=5999",
