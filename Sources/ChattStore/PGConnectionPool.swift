@@ -84,6 +84,7 @@ public final class PGConnectionPool: Sendable {
         }
     }
 
+    /// `duration` for Dispatch's timers, to the nanosecond.
     static func interval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
