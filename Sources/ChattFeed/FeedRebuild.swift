@@ -1,6 +1,7 @@
 import ChattModel
 import Dispatch
 import Locking
+import TaskExecution
 
 /// One read of the store and encoding in progress for a feed. Requests that find the cache stale while it runs
 /// wait for its outcome instead of querying too (ChattFeed explains which may); they suspend meanwhile, and

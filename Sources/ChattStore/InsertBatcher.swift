@@ -73,15 +73,10 @@ final class InsertBatcher: Sendable {
         self.maximumBatchSize = maximumBatchSize
         self.maximumInFlight = maximumInFlight
         self.observe = observe
-        waitLimit = pool.acquireTimeout
+        waitLimit = PGConnectionPool.interval(pool.acquireTimeout)
         writeLimit = pool.statementTimeout
         executor = DispatchTaskExecutor(queue: pool.loop.queue)
         state = Locked(State(queue: InsertQueue(capacity: maximumQueued)))
-    }
-
-    /// How many inserts are queued, not yet taken into a batch (one may be waiting for a connection).
-    var queuedCount: Int {
-        state.withLock { $0.queue.count }
     }
 
     /// Stores `chatt`; `completion` runs once the batch holding it has committed and been announced, and every
@@ -103,22 +98,14 @@ final class InsertBatcher: Sendable {
         if let expiryCheck { scheduleExpiryCheck(at: expiryCheck) }
     }
 
-    /// Stores `chatt`, blocking until the batch holding it has committed or failed; returns the batch's stored rows.
+    /// Stores `chatt`, suspending until the batch holding it has committed or failed; returns the batch's stored
+    /// rows.
     /// - Throws: as `store(_:completion:)` reports.
-    func store(_ chatt: NewChatt) throws(StoreError) -> ChattBatch {
-        let outcome = Locked<Result<ChattBatch, StoreError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        store(chatt) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
+    func store(_ chatt: NewChatt) async throws(StoreError) -> ChattBatch {
+        let outcome = await withCheckedContinuation { continuation in
+            store(chatt) { continuation.resume(returning: $0) }
         }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
-    }
-
-    /// Stores `chatt`, blocking until the batch holding it has committed or failed.
-    func insert(_ chatt: NewChatt) throws(StoreError) {
-        _ = try store(chatt)
+        return try outcome.get()
     }
 
     private func startBatch() {
@@ -131,7 +118,7 @@ final class InsertBatcher: Sendable {
         let connection: PGConnection
         do throws(StoreError) {
             // The connection comes first: inserts arriving while the pool makes us wait join this batch.
-            connection = try await pool.checkOut(before: .now() + waitLimit)
+            connection = try await pool.checkOut(before: .now + pool.acquireTimeout)
         } catch {
             // No connection: everyone queued would wait for the same pool, so they all get this answer now.
             let everyone = state.withLock { $0.queue.removeAll() }

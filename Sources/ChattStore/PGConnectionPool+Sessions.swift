@@ -1,5 +1,6 @@
 import Dispatch
 import Locking
+import TaskExecution
 
 /// A pooled connection lent to a suspended caller: its statements are sent and read by the pool's loop, and each
 /// gives up at the caller's deadline (see `PGRoundTrip`).
@@ -49,15 +50,17 @@ extension PGConnectionPool {
     /// - Throws: `.poolTimeout` when no connection is free within the acquire timeout (or by `deadline`, if
     ///   sooner), `.poolClosed`, `.backingOff`, `.connectFailed`, or whatever `body` throws.
     func withSession<T>(
-        before deadline: DispatchTime, _ body: (PGSession) async throws(StoreError) -> T
+        before deadline: ContinuousClock.Instant, _ body: (PGSession) async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
-        let connection = try await checkOut(before: min(deadline, .now() + acquireTimeout))
+        let connection = try await checkOut(before: min(deadline, .now + acquireTimeout))
         defer { checkIn(connection) }
-        return try await body(PGSession(connection: connection, loop: loop, deadline: deadline))
+        return try await body(PGSession(connection: connection, loop: loop, deadline: DispatchTime(deadline)))
     }
 
-    /// Lends a connection until `checkIn`, waiting until `limit` at most, without blocking a thread.
-    func checkOut(before limit: DispatchTime) async throws(StoreError) -> PGConnection {
+    /// Lends a connection until `checkIn`, waiting until `deadline` at most, without blocking a thread.
+    func checkOut(before deadline: ContinuousClock.Instant) async throws(StoreError) -> PGConnection {
+        // Dispatch arms the timers, for now.
+        let limit = DispatchTime(deadline)
         let granted = await withCheckedContinuation { continuation in
             let once = ResumeOnce<PGConnection?>(continuation)
             switch claim(orWait: { once.resume($0) }) {

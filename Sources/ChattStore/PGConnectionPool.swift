@@ -3,8 +3,9 @@ import Locking
 
 /// A fixed number of lazily opened PostgreSQL connections, each lent to one caller at a time.
 ///
-/// A caller either blocks its thread (`withConnection`, `checkOut`) or suspends (`withSession`, which runs its
-/// statements on the pool's `PGEventLoop`); both wait in one first-come queue, bounded by the acquire timeout.
+/// A caller suspends (`withSession`, whose statements run on the pool's `PGEventLoop`) while it waits for a
+/// connection, in one first-come queue bounded by the acquire timeout. Pooled connections are non-blocking from
+/// the moment they open.
 /// A connection found broken is dropped and replaced on a later call; failed connects back off (see
 /// `ConnectBackoff`) so a dead database is not hammered.
 public final class PGConnectionPool: Sendable {
@@ -48,10 +49,10 @@ public final class PGConnectionPool: Sendable {
     /// The most connections the pool will open.
     public let size: Int
     /// The longest a caller waits for a free connection.
-    let acquireTimeout: DispatchTimeInterval
+    let acquireTimeout: Duration
     /// The longest the server lets a statement run (sent with every connection).
     let statementTimeout: DispatchTimeInterval
-    /// Whether its connections keep named prepared statements (see `PGConnection+Prepared`).
+    /// Whether its connections keep named prepared statements (see `PreparedStatement`).
     let preparesStatements: Bool
     /// Where the statements of suspended callers are sent and read.
     let loop = PGEventLoop()
@@ -75,26 +76,18 @@ public final class PGConnectionPool: Sendable {
         precondition(size > 0, "a connection pool needs at least one connection")
         self.size = size
         self.preparesStatements = preparesStatements
-        self.acquireTimeout = Self.interval(acquireTimeout)
+        self.acquireTimeout = acquireTimeout
         self.statementTimeout = Self.interval(statementTimeout)
-        // An unparsable conninfo surfaces as `.invalidConninfo` on first use (and so at migration, at start-up).
+        // An unparsable conninfo surfaces as `.invalidConninfo` on first use.
         parameters = Result { () throws(StoreError) in
             try ConnectionParameters(conninfo: conninfo, statementTimeout: statementTimeout)
         }
     }
 
-    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
+    /// `duration` for Dispatch's timers, to the nanosecond.
+    static func interval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    }
-
-    /// Lends a connection to `body` and takes it back afterwards, even if `body` throws. Blocks the thread.
-    /// - Throws: `.poolTimeout` when none is free within the acquire timeout, `.poolClosed`, `.backingOff`,
-    ///   `.connectFailed`, or whatever `body` throws.
-    public func withConnection<T>(_ body: (PGConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        let connection = try checkOut()
-        defer { checkIn(connection) }
-        return try body(connection)
     }
 
     /// Closes idle connections now and lent ones when they come back; waiting and later calls fail with
@@ -114,31 +107,7 @@ public final class PGConnectionPool: Sendable {
         state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
     }
 
-    /// Lends a connection until `checkIn`, blocking the thread.
-    /// - Throws: as `withConnection`, before calling its body.
-    func checkOut() throws(StoreError) -> PGConnection {
-        let granted = Locked<Result<PGConnection?, StoreError>?>(nil)
-        let told = DispatchSemaphore(value: 0)
-        switch claim(orWait: { outcome in
-            granted.withLock { $0 = outcome }
-            told.signal()
-        }) {
-        case .refused(let error):
-            throw error
-        case .slot:
-            return try idleOrNewConnection()
-        case .waiting(let id):
-            if told.wait(timeout: .now() + acquireTimeout) == .timedOut {
-                if stopWaiting(id) { throw StoreError(.poolTimeout) }
-                // Granted just as the wait ran out: the grant is on its way.
-                told.wait()
-            }
-            guard let connection = try granted.withLock({ $0! }).get() else { return try idleOrNewConnection() }
-            return connection
-        }
-    }
-
-    /// Takes back a connection from `checkOut` or `checkOut(before:)`.
+    /// Takes back a connection from `checkOut(before:)`.
     func checkIn(_ connection: PGConnection) {
         // A broken connection, or one left inside a transaction, is dropped rather than lent again.
         releaseSlot(keeping: connection.isReusable ? connection : nil)
@@ -187,18 +156,7 @@ public final class PGConnectionPool: Sendable {
         return nil
     }
 
-    /// For a caller holding a slot: an idle connection, else a new one; the slot is given up if none comes.
-    private func idleOrNewConnection() throws(StoreError) -> PGConnection {
-        if let connection = aliveIdleConnection() { return connection }
-        do {
-            return try connect()
-        } catch {
-            releaseSlot(keeping: nil)
-            throw error
-        }
-    }
-
-    /// Opens a connection, blocking for at most its connect timeout; refused while backing off.
+    /// Opens a non-blocking connection, blocking for at most its connect timeout; refused while backing off.
     func connect() throws(StoreError) -> PGConnection {
         let parameters = try parameters.get()
         guard state.withLock({ $0.backoff.startAttempt(at: .now) }) else {
@@ -206,6 +164,7 @@ public final class PGConnectionPool: Sendable {
         }
         do {
             let connection = try PGConnection(parameters: parameters, preparesStatements: preparesStatements)
+            try connection.makeNonBlocking()
             state.withLock { $0.backoff.recordSuccess() }
             return connection
         } catch {

@@ -36,8 +36,8 @@ import Testing
         clock.withLock { $0 += duration }
     }
 
-    @Test func theLastFeedKnownCurrentIsServedWithItsAgeUntilTheBound() throws {
-        try repository.add(NewChatt(name: "a", message: "before the outage"))
+    @Test func theLastFeedKnownCurrentIsServedWithItsAgeUntilTheBound() async throws {
+        try await repository.add(NewChatt(name: "a", message: "before the outage"))
         let router = router(feed(staleIfError: .seconds(30)))
         let current = get(router)
         #expect(current.status.code == 200 && current.headers["Age"] == nil)
@@ -62,8 +62,8 @@ import Testing
         #expect(served.withLock { $0.count } == 2, "only the stale answers are marked")
     }
 
-    @Test func aFeedServedFromATrustedFeedCountsAsKnownCurrentThen() throws {
-        try repository.add(NewChatt(name: "a", message: "m"))
+    @Test func aFeedServedFromATrustedFeedCountsAsKnownCurrentThen() async throws {
+        try await repository.add(NewChatt(name: "a", message: "m"))
         let feed = feed(staleIfError: .seconds(10))
         feed.listening(true)
         let router = router(feed)
@@ -76,8 +76,8 @@ import Testing
         #expect(get(router).headers["Age"] == "4")
     }
 
-    @Test func offByDefaultWhenStrictAndForRefusalsThatAreNotTheServers() throws {
-        try repository.add(NewChatt(name: "a", message: "m"))
+    @Test func offByDefaultWhenStrictAndForRefusalsThatAreNotTheServers() async throws {
+        try await repository.add(NewChatt(name: "a", message: "m"))
         for off in [feed(staleIfError: .zero), feed(staleIfError: .seconds(30), strict: true)] {
             let router = router(off)
             _ = get(router)

@@ -43,50 +43,50 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         feeds = ChattFeed(repository: repository)
     }
 
-    @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() throws {
-        try repository.add(chatt(1))
-        _ = try feeds.read(.maps)
-        _ = try feeds.read(.maps)
+    @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() async throws {
+        try await repository.add(chatt(1))
+        _ = try await feeds.read(.maps)
+        _ = try await feeds.read(.maps)
         #expect(repository.versionReads == 2)
         #expect(repository.snapshotReads == 1)
         // A change nobody announced (another process, an operator) is still seen through the version.
-        try repository.add(chatt(2))
-        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
+        try await repository.add(chatt(2))
+        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
         #expect(feeds.currentFeed(.maps) == nil, "nothing is served without a check while untrusted")
     }
 
-    @Test func trustedReadsTouchNoDatabaseUntilInvalidated() throws {
+    @Test func trustedReadsTouchNoDatabaseUntilInvalidated() async throws {
         feeds.listening(true)
-        try repository.add(chatt(1))
-        let first = try feeds.read(.maps)
-        let second = try feeds.read(.maps)
+        try await repository.add(chatt(1))
+        let first = try await feeds.read(.maps)
+        let second = try await feeds.read(.maps)
         #expect(first === second)
         #expect(feeds.currentFeed(.maps) === first)
         #expect(repository.versionReads == 0 && repository.snapshotReads == 1)
         // Trusted means relying on invalidate(): an unannounced change is not looked for...
-        try repository.add(chatt(2))
-        #expect(messages(try feeds.read(.maps)) == ["message 1"])
+        try await repository.add(chatt(2))
+        #expect(messages(try await feeds.read(.maps)) == ["message 1"])
         // ...and an announced one is.
         feeds.invalidate()
         #expect(feeds.currentFeed(.maps) == nil)
-        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
+        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.versionReads == 0 && repository.snapshotReads == 2)
     }
 
-    @Test func theTwoFeedsAreCachedSeparately() throws {
+    @Test func theTwoFeedsAreCachedSeparately() async throws {
         feeds.listening(true)
-        _ = try feeds.read(.maps)
+        _ = try await feeds.read(.maps)
         #expect(feeds.currentFeed(.chatts) == nil)
-        _ = try feeds.read(.chatts)
-        _ = try feeds.read(.maps)
+        _ = try await feeds.read(.chatts)
+        _ = try await feeds.read(.maps)
         #expect(repository.snapshotReads == 2)
     }
 
-    @Test func everyChangeOfTrustInvalidates() throws {
+    @Test func everyChangeOfTrustInvalidates() async throws {
         let start = feeds.generation
         feeds.listening(true)
-        _ = try feeds.read(.maps)
+        _ = try await feeds.read(.maps)
         #expect(feeds.generation == start + 1 && feeds.currentFeed(.maps) != nil)
         feeds.listening(true)
         #expect(feeds.generation == start + 1, "no change, no invalidation")
@@ -96,95 +96,92 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         #expect(feeds.currentFeed(.maps) == nil, "notifications may have been missed while untrusted")
     }
 
-    @Test func anInvalidationDuringTheQueryLeavesItsResultStale() throws {
+    @Test func anInvalidationDuringTheQueryLeavesItsResultStale() async throws {
         feeds.listening(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = Locked<EncodedFeed?>(nil)
-        let done = onThreads(1) { _ in leader.withLock { $0 = try? self.feeds.read(.maps) } }
-        gate.waitUntilEntered()
-        try repository.add(chatt(2))
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
+        try await repository.add(chatt(2))
         feeds.invalidate()
         gate.release()
-        done.wait()
         // The leader's caller arrived before the post, so the older rows are right for it...
-        #expect(leader.withLock { $0 }.map(messages) == ["message 1"])
+        #expect(await leader.value.map(messages) == ["message 1"])
         // ...but they are stale from the moment of the invalidation, and never served again.
         #expect(feeds.currentFeed(.maps) == nil)
-        #expect(messages(try feeds.read(.maps)) == ["message 1", "message 2"])
+        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
     }
 
-    @Test func concurrentReadersOfAStaleFeedShareOneQuery() throws {
+    @Test func concurrentReadersOfAStaleFeedShareOneQuery() async throws {
         feeds.listening(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let results = Locked<[EncodedFeed]>([])
-        let leader = onThreads(1) { _ in
-            if let feed = try? self.feeds.read(.maps) { results.withLock { $0.append(feed) } }
-        }
-        gate.waitUntilEntered()
-        let followers = onThreads(16) { _ in
-            if let feed = try? self.feeds.read(.maps) { results.withLock { $0.append(feed) } }
-        }
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
+        let followers = (0..<16).map { _ in reading(.maps) }
         // Give the followers time to find the rebuild in progress; whenever they arrive, one query must do.
-        usleep(200_000)
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        leader.wait()
-        followers.wait()
-        let served = results.withLock { $0 }
+        let served = await served(by: [leader] + followers)
         #expect(served.count == 17)
         #expect(served.allSatisfy { $0 === served[0] })
         #expect(repository.snapshotReads == 1)
     }
 
-    @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() throws {
+    @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() async throws {
         feeds.listening(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = onThreads(1) { _ in _ = try? self.feeds.read(.maps) }
-        gate.waitUntilEntered()
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
         // A post lands and invalidates while the old query runs; its author then reads.
-        try repository.add(chatt(2))
+        try await repository.add(chatt(2))
         feeds.invalidate()
-        let seen = Locked<[[String]]>([])
-        let readers = onThreads(8) { _ in
-            let feed = try? self.feeds.read(.maps)
-            seen.withLock { $0.append(feed.map(messages) ?? []) }
-        }
-        usleep(200_000)
+        let readers = (0..<8).map { _ in reading(.maps) }
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        leader.wait()
-        readers.wait()
-        #expect(seen.withLock { $0 } == Array(repeating: ["message 1", "message 2"], count: 8))
+        _ = await leader.value
+        var seen: [[String]] = []
+        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
+        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
         #expect(repository.snapshotReads == 2, "one newer query for all of them")
     }
 
-    @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() throws {
+    @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() async throws {
         feeds.listening(true)
         repository.fail(with: .unavailable("down"))
-        #expect(throws: RepositoryError.unavailable("down")) { try feeds.read(.maps) }
+        await #expect(throws: RepositoryError.unavailable("down")) { try await feeds.read(.maps) }
         #expect(feeds.currentFeed(.maps) == nil)
         repository.fail(with: nil)
-        #expect(messages(try feeds.read(.maps)) == [])
+        #expect(messages(try await feeds.read(.maps)) == [])
     }
 
-    @Test func untrustedReadersShareAQueryForANewVersion() throws {
-        try repository.add(chatt(1))
-        _ = try feeds.read(.chatts)
-        try repository.add(chatt(2))
+    @Test func untrustedReadersShareAQueryForANewVersion() async throws {
+        try await repository.add(chatt(1))
+        _ = try await feeds.read(.chatts)
+        try await repository.add(chatt(2))
         let gate = repository.holdNextSnapshot()
-        let seen = Locked<[[String]]>([])
-        let readers = onThreads(8) { _ in
-            let feed = try? self.feeds.read(.chatts)
-            seen.withLock { $0.append(feed.map(messages) ?? []) }
-        }
-        gate.waitUntilEntered()
-        usleep(200_000)
+        let readers = (0..<8).map { _ in reading(.chatts) }
+        await gate.waitUntilEntered()
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        readers.wait()
-        #expect(seen.withLock { $0 } == Array(repeating: ["message 1", "message 2"], count: 8))
+        var seen: [[String]] = []
+        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
+        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
         #expect(repository.snapshotReads == 2)
         #expect(repository.versionReads == 9)
+    }
+
+    /// A reader of `kind` in a task of its own: the feed it was given, or nil when it failed.
+    private func reading(_ kind: ChattFeed.Kind) -> Task<EncodedFeed?, Never> {
+        Task { [feeds] in try? await feeds.read(kind) }
+    }
+
+    /// The feeds `readers` were given, leaving out failures.
+    private func served(by readers: [Task<EncodedFeed?, Never>]) async -> [EncodedFeed] {
+        var served: [EncodedFeed] = []
+        for reader in readers { if let feed = await reader.value { served.append(feed) } }
+        return served
     }
 }

@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func aStaleAnswerIsMarkedWithItsAgeAndTheFailure() async throws {
-        try repository.add(NewChatt(name: "a", message: "m"))
+        try await repository.add(NewChatt(name: "a", message: "m"))
         let feeds = feeds(staleIfError: .seconds(30))
         let current = try await answer(feeds)
         #expect(current.stale == nil)

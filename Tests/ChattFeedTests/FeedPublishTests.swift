@@ -9,41 +9,41 @@ import Testing
     let repository = InMemoryChattRepository()
     let feeds: ChattFeed
 
-    init() throws {
+    init() async throws {
         feeds = ChattFeed(repository: repository)
         feeds.listening(true)
-        for serial in 1...20 { try repository.add(variedChatt(serial)) }
-        _ = try feeds.read(.maps)
-        _ = try feeds.read(.chatts)
+        for serial in 1...20 { try await repository.add(variedChatt(serial)) }
+        _ = try await feeds.read(.maps)
+        _ = try await feeds.read(.chatts)
     }
 
-    @Test func versionsBuiltOnTheCurrentOnesArePublishedWhenNothingMoved() throws {
+    @Test func versionsBuiltOnTheCurrentOnesArePublishedWhenNothingMoved() async throws {
         let before = try #require(feeds.currentFeed(.maps))
-        let versions = feeds.build(try repository.add(variedChatt(21)))
+        let versions = feeds.build(try await repository.add(variedChatt(21)))
         #expect(feeds.currentFeed(.maps) === before, "readers see the version before until it is published")
         #expect(feeds.publish(versions))
         for kind in ChattFeed.Kind.allCases {
             let current = try #require(feeds.currentFeed(kind))
             #expect(current === versions.built[kind])
-            try expectSameAsRebuilt(current, kind, repository)
+            try await expectSameAsRebuilt(current, kind, repository)
         }
         #expect(repository.snapshotReads == 2 + 2 && repository.deltaReads == 0, "two reads, then only references")
     }
 
-    @Test func aVersionIsNotPublishedOverANewerOne() throws {
-        let versions = feeds.build(try repository.add(variedChatt(21)))
+    @Test func aVersionIsNotPublishedOverANewerOne() async throws {
+        let versions = feeds.build(try await repository.add(variedChatt(21)))
         // Meanwhile an operator's edit is announced, and a read publishes a newer feed, from a full read.
         feeds.invalidate()
-        let newer = try feeds.read(.maps)
+        let newer = try await feeds.read(.maps)
         #expect(!feeds.publish(versions))
         let stored = feeds.state.withLock { $0.feeds[.maps] }
         #expect(stored === newer, "the newer feed stays")
         #expect(feeds.currentFeed(.maps) == nil, "and the publication's generation leaves it to be caught up")
-        try expectSameAsRebuilt(try feeds.read(.maps), .maps, repository)
+        try await expectSameAsRebuilt(try await feeds.read(.maps), .maps, repository)
     }
 
-    @Test func aVersionThatMissedAChangeIsKeptOnlyToCatchUpFrom() throws {
-        let versions = feeds.build(try repository.add(variedChatt(21)))
+    @Test func aVersionThatMissedAChangeIsKeptOnlyToCatchUpFrom() async throws {
+        let versions = feeds.build(try await repository.add(variedChatt(21)))
         // Meanwhile another writer's insert is announced: the version built lacks its row.
         repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100030Z")
         feeds.chattsAdded()
@@ -51,27 +51,27 @@ import Testing
         #expect(feeds.currentFeed(.maps) == nil, "not current: served, it would hide the insert")
         let kept = try #require(feeds.state.withLock { $0.feeds[.maps] })
         #expect(kept.rowCount == 21, "the newest version of its lineage, holding the post")
-        let caughtUp = try feeds.read(.maps)
+        let caughtUp = try await feeds.read(.maps)
         #expect(repository.deltaReads == 1 && repository.snapshotReads == 2, "caught up, not read in full")
-        try expectSameAsRebuilt(caughtUp, .maps, repository)
+        try await expectSameAsRebuilt(caughtUp, .maps, repository)
     }
 
-    @Test func aFeedReadAfterTheBuildBeganIsNotReplaced() throws {
+    @Test func aFeedReadAfterTheBuildBeganIsNotReplaced() async throws {
         // The chatts feed is dropped (its read failed, say), and read again while the post's versions are built.
         feeds.state.withLock { $0.feeds[.chatts] = nil }
-        let versions = feeds.build(try repository.add(variedChatt(21)))
+        let versions = feeds.build(try await repository.add(variedChatt(21)))
         #expect(versions.built[.chatts] == nil, "nothing current to build on")
-        let read = try feeds.read(.chatts)
+        let read = try await feeds.read(.chatts)
         #expect(feeds.publish(versions), "the maps feed did not move")
         #expect(feeds.currentFeed(.maps) === versions.built[.maps])
         let stored = feeds.state.withLock { $0.feeds[.chatts] }
         #expect(stored === read)
-        try expectSameAsRebuilt(try feeds.read(.chatts), .chatts, repository)
+        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
     }
 
-    @Test func publishingIsAPureStepOnTheState() throws {
+    @Test func publishingIsAPureStepOnTheState() async throws {
         let current = try #require(feeds.currentFeed(.maps))
-        let next = try #require(current.adding(try repository.add(variedChatt(21)).chatts, generation: 8))
+        let next = try #require(current.adding(try await repository.add(variedChatt(21)).chatts, generation: 8))
         let versions = AppendedVersions(generation: 7, base: [.maps: current], built: [.maps: next])
         var state = ChattFeed.State()
         state.trusted = true
