@@ -2,20 +2,23 @@ import CEpoll
 import Dispatch
 import Syscalls
 
-/// The sockets of the connections that have a statement in flight, watched from one epoll set by one Dispatch
-/// read source, and served on one serial queue: the store's readiness loop. Nothing on it blocks, so a handful
-/// of threads serve every database wait, however many requests wait.
+/// The store's loop: the sockets of the connections that have a statement in flight, watched from one epoll set
+/// by one Dispatch read source, and every database deadline (`LoopTimers`), served on one serial queue. Nothing
+/// on it blocks, so a handful of threads serve every database wait, however many requests wait.
 ///
 /// Level-triggered, unlike the HTTP server's edge-triggered loop: libpq reads what it can at each call, and a
 /// socket with unread data simply fires again.
 final class PGEventLoop: @unchecked Sendable {  // `handlers` is touched only on `queue`
     let queue = DispatchQueue(label: "chatterd.db-loop")
+    /// Every deadline of the store: statements', waits for a connection, queued posts', the listener's checks.
+    let timers: LoopTimers
     private let set: EpollSet
     private var handlers: [Int32: () -> Void] = [:]
 
     /// Creates the loop, taking ready sockets 32 at a time; stops the process if the kernel has no epoll set to
     /// give (out of descriptors at start-up).
     init() {
+        timers = LoopTimers(queue: queue)
         do {
             set = try EpollSet(batch: 32)
         } catch {

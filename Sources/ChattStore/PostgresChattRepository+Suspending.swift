@@ -9,7 +9,7 @@ extension PostgresChattRepository {
         before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion {
         do {
-            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
                 _ = try await session.query(Self.beginReadSQL)
                 do throws(StoreError) {
                     _ = try await session.query(Self.declareFeedSQL)
@@ -42,7 +42,7 @@ extension PostgresChattRepository {
         after position: FeedPosition?, before deadline: DispatchTime
     ) async throws(RepositoryError) -> ChattDelta {
         do {
-            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
                 let result: PGResult
                 if let position {
                     result = try await session.query(
@@ -60,7 +60,7 @@ extension PostgresChattRepository {
     /// The number of chatts and the highest sequence number.
     public func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion {
         do {
-            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
                 try await session.query(Self.versionSQL).chattsVersion()
             }
         } catch {
@@ -71,7 +71,7 @@ extension PostgresChattRepository {
     /// Succeeds when the database answers a trivial query by `deadline`.
     public func ping(before deadline: DispatchTime) async throws(RepositoryError) {
         do {
-            try await pool.withSession(before: deadline) { session throws(StoreError) in
+            try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
                 _ = try await session.query(Self.pingSQL)
             }
         } catch {
