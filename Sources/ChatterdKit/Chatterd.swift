@@ -78,7 +78,7 @@ public enum Chatterd {
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
-            options, origin: repository.origin, feedCache: feedCache, logger: logger, stopping: stopping)
+            options, pool: pool, origin: repository.origin, feedCache: feedCache, logger: logger, stopping: stopping)
         listener.start()
         let port: UInt16
         do {
@@ -124,12 +124,13 @@ public enum Chatterd {
     /// store's version on every read instead. A lost connection is a warning; the listener stopping because the
     /// server is (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, origin: String, feedCache: ChattFeedCache, logger: Logger, stopping: Locked<Bool>
+        _ options: ServeOptions, pool: PGConnectionPool, origin: String, feedCache: ChattFeedCache, logger: Logger,
+        stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
             // server connection ran it, and notifications would go to someone else.
-            conninfo: options.directConninfo, origin: origin,
+            conninfo: options.directConninfo, origin: origin, sharingLoopOf: pool,
             onChange: { change in
                 if case .added = change { feedCache.chattsAdded() } else { feedCache.invalidate() }
             },
