@@ -8,9 +8,9 @@ import TaskExecution
 /// answered; the batcher feeds it events on the store's loop, which alone touches it, and performs its actions
 /// there. Callers queue their chatt with a completion and return at once; nothing blocks a thread. A batch's
 /// write is a task on the loop that suspends while it waits for the database: it inserts every row in one round
-/// trip (`ChattBatchInsert`), lets the next batch start as soon as its rows are back, waits for its commit, then
-/// announces its rows to other processes (`ChattsChangedNotice`). Every insert of a batch gets the same
-/// `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after the
+/// trip (`ChattBatchInsert`), lets the next batch start as soon as its rows are back, and waits for its commit
+/// and for the announcement to other processes that follows it in the same round trip (`ChattsChangedNotice`).
+/// Every insert of a batch gets the same `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after the
 /// announcement, so another process can have heard of a chatt by the time its post is answered.
 ///
 /// An insert waits for a batch at most the pool's acquire timeout (`.poolTimeout`); past `maximumQueued` waiting
@@ -118,12 +118,11 @@ final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer`
     ) {
         Task(executorPreference: executor) { [self] in
             let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
-            let rows = await ChattBatchInsert.write(batch.map(\.chatt), in: session) { [self] in
+            let rows = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) { [self] in
                 observe(.inserted(number))
                 perform(machine.batchInserted())
             }
             let stored = ChattBatch(rows.compactMap { try? $0.get() })
-            if !stored.chatts.isEmpty { await ChattsChangedNotice.announce(origin: origin, in: session) }
             pool.release(connection)
             observe(.settled(number))
             let outcomes = rows.map { $0.map { _ in stored } }

@@ -133,7 +133,7 @@ extension DatabaseTests {
             }
         }
 
-        @Test func storingReturnsAtOnceAndAFullQueueRefusesWithoutWaiting() throws {
+        @Test func aFullQueueRefusesWithoutWaitingForTheDatabase() throws {
             try TestDatabase.with { database throws in
                 let pool = database.pool(size: 1, acquireTimeout: .seconds(5))
                 defer { pool.close() }
@@ -150,7 +150,8 @@ extension DatabaseTests {
                         answered.leave()
                     }
                 }
-                // The third was refused before `store` returned; the first two wait for the held connection.
+                // The third is refused at once, while the first two still wait for the held connection.
+                #expect(waitUntil { outcomes.withLock { $0["2"] != nil } })
                 #expect(outcomes.withLock { $0.keys.sorted() } == ["2"])
                 #expect(outcomes.withLock { $0["2"]?.failure?.code } == .queueFull)
                 #expect(outcomes.withLock { $0["2"]?.failure?.repositoryError.kind } == .unavailable)
