@@ -23,7 +23,7 @@ let package = Package(
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
-        // Swift tasks run on Dispatch queues rather than the cooperative pool.
+        // Swift tasks run on Dispatch queues rather than the cooperative pool; Swift deadlines as Dispatch times.
         .target(name: "TaskExecution"),
         // System calls with EINTR retried and every failure surfaced as an error; an epoll set reported on a queue.
         .target(name: "Syscalls", dependencies: ["CEpoll"]),
@@ -42,7 +42,8 @@ let package = Package(
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
-        .target(name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "CZlib"]),
+        .target(
+            name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
             name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
@@ -77,8 +78,8 @@ let package = Package(
             path: "fuzz/http2-session",
             exclude: ["corpus", "dict", "product", "make-corpus.py"], linkerSettings: exportFuzzerDriver),
 
-        // Test doubles and helpers shared by several test targets: a repository in memory, a blocking feed read,
-        // gunzip, a log pipe.
+        // Test doubles and helpers shared by several test targets: a repository in memory, a feed read with a test's
+        // deadline, gunzip, a log pipe.
         .target(
             name: "TestSupport",
             dependencies: ["ChattModel", "ChattFeed", "TaskExecution", "Locking", "Logging", "Syscalls", "CZlib"],
@@ -91,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking"]),
+        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking", "TaskExecution"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(
             name: "HTTPServerTests",

@@ -1,6 +1,5 @@
 import ChattFeed
 import ChattModel
-import Dispatch
 import HTTPCore
 import TaskExecution
 
@@ -18,7 +17,7 @@ struct ChattEndpoints: Sendable {
     /// The feeds served, for a bounded time, while the database cannot be reached.
     let lastGood: LastGoodFeeds
     /// The longest a request waits for the store before it is answered 503 (or with a stale feed).
-    let patience: DispatchTimeInterval
+    let patience: Duration
     /// Where the tasks of requests that wait for the store run.
     let executor: DispatchTaskExecutor
     /// `/readyz`'s database check, shared by every probe within a second.
@@ -79,7 +78,7 @@ struct ChattEndpoints: Sendable {
             lastGood.confirm(feed, kind)
             return .ready(response)
         }
-        let deadline = DispatchTime.now() + patience
+        let deadline = ContinuousClock.now + patience
         return .deferred { [cache, repository, executor, lastGood] respond in
             Task(executorPreference: executor) {
                 let feed: EncodedFeed
@@ -108,7 +107,7 @@ struct ChattEndpoints: Sendable {
 
     /// 200 when the database answers, else 503 with `Retry-After` so load balancers back off.
     func planReadyz() -> ResponsePlan {
-        let deadline = DispatchTime.now() + patience
+        let deadline = ContinuousClock.now + patience
         return .deferred { [readiness, executor] respond in
             Task(executorPreference: executor) {
                 switch await readiness.outcome(before: deadline) {

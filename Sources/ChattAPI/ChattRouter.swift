@@ -1,6 +1,5 @@
 import ChattFeed
 import ChattModel
-import Dispatch
 import HTTPCore
 import JSON
 import TaskExecution
@@ -16,7 +15,7 @@ public struct ChattRouter: Sendable {
 
     /// The longest a request waits for the store by default: the pool's 2 s wait for a connection and its 5 s
     /// statement timeout.
-    public static let defaultPatience = DispatchTimeInterval.seconds(7)
+    public static let defaultPatience = Duration.seconds(7)
 
     /// A router over `repository`; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses posts
     /// past a client's rate with 429; `staleIfError` is how many seconds after it was last known current a
@@ -27,7 +26,7 @@ public struct ChattRouter: Sendable {
         repository: any ChattRepository, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
         feedCache: ChattFeedCache = ChattFeedCache(), postLimit: PostRateLimiter? = nil, staleIfError: Double = 0,
         now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
-        patience: DispatchTimeInterval = defaultPatience, executor: DispatchTaskExecutor = .shared
+        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
         let readiness = ReadinessCheck(now: now) { deadline in

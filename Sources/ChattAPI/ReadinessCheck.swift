@@ -1,5 +1,4 @@
 import ChattModel
-import Dispatch
 import Locking
 
 /// `/readyz`'s database check, shared by everyone who asks: at most one round trip is in flight, those who ask
@@ -15,7 +14,7 @@ final class ReadinessCheck: Sendable {
         var waiting: [CheckedContinuation<Outcome, Never>]?
     }
 
-    private let ping: @Sendable (DispatchTime) async -> Outcome
+    private let ping: @Sendable (ContinuousClock.Instant) async -> Outcome
     private let freshness: Double
     private let now: @Sendable () -> Double
     private let state = Locked(State())
@@ -26,7 +25,7 @@ final class ReadinessCheck: Sendable {
     ///   - now: a monotonic clock in seconds (injected by tests).
     init(
         freshness: Double = 1, now: @escaping @Sendable () -> Double,
-        ping: @escaping @Sendable (DispatchTime) async -> Outcome
+        ping: @escaping @Sendable (ContinuousClock.Instant) async -> Outcome
     ) {
         self.ping = ping
         self.freshness = freshness
@@ -38,7 +37,7 @@ final class ReadinessCheck: Sendable {
 
     /// The database's readiness: a fresh outcome if there is one, else that of the check in flight, else of a new
     /// one that gives up at `deadline`.
-    func outcome(before deadline: DispatchTime) async -> Outcome {
+    func outcome(before deadline: ContinuousClock.Instant) async -> Outcome {
         enum Role {
             case answered(Outcome)
             case follower

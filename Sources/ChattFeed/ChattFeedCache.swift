@@ -170,7 +170,7 @@ public final class ChattFeedCache: Sendable {
     /// A feed at least as new as the store was when this call began, re-read if needed. Suspends while the store
     /// is read, by this caller or by another one it waits for, and gives up at `deadline` (`.unavailable`).
     public func feed(
-        _ kind: Kind, from repository: any ChattRepository, before deadline: DispatchTime
+        _ kind: Kind, from repository: any ChattRepository, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> EncodedFeed {
         let (arrival, trusted) = state.withLock { ($0.generation, $0.trusted) }
         var generation = arrival
@@ -195,7 +195,7 @@ public final class ChattFeedCache: Sendable {
             case .awaitOlder(let rebuild):
                 // Whatever the older read gave, the next step decides again; past the deadline there is none.
                 _ = await rebuild.outcome(before: deadline)
-                guard DispatchTime.now() < deadline else { throw Self.outOfTime }
+                guard ContinuousClock.now < deadline else { throw Self.outOfTime }
             case .lead(let rebuild, let stale, let sizeHint):
                 return try await lead(rebuild, kind, repository, stale: stale, sizeHint: sizeHint, before: deadline)
             }
@@ -205,7 +205,7 @@ public final class ChattFeedCache: Sendable {
     /// Reads the store for `rebuild`, stores and publishes the result.
     private func lead(
         _ rebuild: FeedRebuild, _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int,
-        before deadline: DispatchTime
+        before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> EncodedFeed {
         let result: Result<EncodedFeed, RepositoryError>
         do {
@@ -228,7 +228,7 @@ public final class ChattFeedCache: Sendable {
     /// Catches `stale` up with the rows after its settled ones when it can, else reads everything.
     private func read(
         _ kind: Kind, _ repository: any ChattRepository, stale: EncodedFeed?, sizeHint: Int, generation: UInt64,
-        before deadline: DispatchTime
+        before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> EncodedFeed {
         var sizeHint = sizeHint
         if let stale {

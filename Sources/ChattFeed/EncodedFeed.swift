@@ -21,13 +21,6 @@ public final class EncodedFeed: Sendable {
     public let identity: FeedRepresentation
     private let gzipForm: Lazy<FeedRepresentation>
 
-    /// Encodes `snapshot` as `kind` rows. Its chatts carry no sequence numbers, so no row stays in a tail.
-    convenience init(_ kind: ChattFeedCache.Kind, snapshot: ChattSnapshot, generation: UInt64) {
-        var builder = FeedLineageBuilder(kind: kind, keepsTail: false)
-        for chatt in snapshot.chatts { builder.append(SequencedChatt(sequence: 0, chatt: chatt)) }
-        self.init(builder, version: snapshot.version, generation: generation)
-    }
-
     /// The first version of the lineage `builder` has read.
     convenience init(_ builder: consuming FeedLineageBuilder, version: ChattsVersion, generation: UInt64) {
         let (lineage, tip) = builder.finish(version: version)
@@ -73,14 +66,9 @@ public final class EncodedFeed: Sendable {
         gzipForm.ifReady()
     }
 
-    /// The gzip representation, made by the first caller (the others wait for it): of this version, or of a newer
-    /// one of the same lineage when the gzip stream has gone past this one. Should zlib fail, gzip clients get the
-    /// identity body: always acceptable.
-    public func gzipped() -> FeedRepresentation {
-        gzipForm.get(makeGzip)
-    }
-
-    /// `gzipped()`, suspending instead of blocking while another caller makes it.
+    /// The gzip representation, made by the first caller (the others suspend until it is): of this version, or of
+    /// a newer one of the same lineage when the gzip stream has gone past this one. Should zlib fail, gzip clients
+    /// get the identity body: always acceptable.
     public func gzipped() async -> FeedRepresentation {
         await gzipForm.get(makeGzip)
     }

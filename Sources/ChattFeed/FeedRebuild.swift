@@ -1,6 +1,7 @@
 import ChattModel
 import Dispatch
 import Locking
+import TaskExecution
 
 /// One read of the store and encoding in progress for a feed. Requests that find the cache stale while it runs
 /// wait for its outcome instead of querying too (ChattFeedCache explains which may); they suspend meanwhile, and
@@ -32,7 +33,7 @@ final class FeedRebuild: Sendable {
     }
 
     /// The outcome, once `finish` was called; `.unavailable` if `deadline` comes first.
-    func outcome(before deadline: DispatchTime) async -> Result<EncodedFeed, RepositoryError> {
+    func outcome(before deadline: ContinuousClock.Instant) async -> Result<EncodedFeed, RepositoryError> {
         await withCheckedContinuation { continuation in
             let waiter = state.withLock { state -> Int? in
                 guard case .none = state.outcome else { return nil }
@@ -45,7 +46,7 @@ final class FeedRebuild: Sendable {
                 return continuation.resume(returning: state.withLock { $0.outcome! })
             }
             // Weakly: a timer must not keep a finished rebuild's feed alive until the deadline.
-            DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            DispatchQueue.global().asyncAfter(deadline: DispatchTime(deadline)) { [weak self] in
                 let expired = self?.state.withLock { $0.waiters.removeValue(forKey: waiter) }
                 expired?.resume(returning: .failure(ChattFeedCache.outOfTime))
             }

@@ -1,9 +1,8 @@
-import Dispatch
 import Locking
 
 /// A value made at most once, on first demand, then shared. Callers that may wait get it (the first one
-/// makes it while the others wait for that one: a single flight), blocking or suspending as they are; callers
-/// that must not wait, such as an I/O queue, only see it once it exists.
+/// makes it while the others suspend until that one has: a single flight); callers that must not wait, such as
+/// an I/O queue, only see it once it exists.
 final class Lazy<Value: Sendable>: Sendable {
     fileprivate enum Phase: Sendable {
         case empty
@@ -27,23 +26,8 @@ final class Lazy<Value: Sendable>: Sendable {
         }
     }
 
-    /// The value, made now by `make` unless made before or being made by another caller (then blocks until
+    /// The value, made now by `make` unless made before or being made by another caller (then suspends until
     /// that one has made it).
-    func get(_ make: () -> Value) -> Value {
-        let made = Locked<Value?>(nil)
-        let told = DispatchSemaphore(value: 0)
-        if let value = value(madeBy: make, orWait: { value in
-            made.withLock { $0 = value }
-            told.signal()
-        }) {
-            return value
-        }
-        told.wait()
-        // Invariant: the semaphore is signalled only after the value is stored.
-        return made.withLock { $0! }
-    }
-
-    /// The value, as `get` gives it, suspending instead of blocking while another caller makes it.
     func get(_ make: () -> Value) async -> Value {
         await withCheckedContinuation { continuation in
             if let value = value(madeBy: make, orWait: { continuation.resume(returning: $0) }) {

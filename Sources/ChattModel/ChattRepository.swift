@@ -1,39 +1,39 @@
-import Dispatch
 import JSON
 
 /// Where chatts are kept. Posts are stored through `add(_:completion:)`, which never blocks; reads suspend the
-/// caller (the server's path: no thread waits on the store) and give up at a deadline; the blocking forms are for
-/// tools and tests.
+/// caller (no thread waits on the store) and give up at a deadline.
 public protocol ChattRepository: Sendable {
-    /// Stores `chatt`; returns only after it is committed, with every chatt committed together with it. Blocks.
-    @discardableResult func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch
-    /// Stores `chatt` as `add(_:)` does without blocking the caller: `completion` runs once the outcome is known,
-    /// on a thread of the repository's choosing (the caller's, when it knows at once).
+    /// Stores `chatt` without blocking the caller: `completion` runs once it is committed, with every chatt
+    /// committed together with it, or once it has failed; on a thread of the repository's choosing (the caller's,
+    /// when it knows at once).
     func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void)
-    /// Every chatt, oldest first in posting order, with the version of the store they were read at. Blocks.
-    func snapshot() throws(RepositoryError) -> ChattSnapshot
     /// Calls `row` with every chatt, oldest first in posting order, as they are read (nothing is kept for the
-    /// caller), and returns the version of the store they make up. Blocks.
-    func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion
-    /// `readChatts(_:)` without blocking: `.unavailable` once `deadline` has passed.
+    /// caller), and returns the version of the store they make up; `.unavailable` once `deadline` has passed.
     func readChatts(
-        before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
+        before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion
     /// The chatts after `position` in feed order (every chatt for nil), and the version of the store, both
     /// read at one moment: whoever holds the chatts up to `position` can tell from the count whether the two
-    /// together are the whole store. Blocks.
-    func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta
-    /// `chatts(after:)` without blocking: `.unavailable` once `deadline` has passed.
-    func chatts(after position: FeedPosition?, before deadline: DispatchTime) async throws(RepositoryError)
-        -> ChattDelta
-    /// The store's current version: a cheap query that tells whether a cached snapshot is still current. Blocks.
-    func version() throws(RepositoryError) -> ChattsVersion
-    /// `version()` without blocking: `.unavailable` once `deadline` has passed.
-    func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion
-    /// Succeeds when the store answers. Blocks.
-    func ping() throws(RepositoryError)
-    /// `ping()` without blocking: `.unavailable` once `deadline` has passed.
-    func ping(before deadline: DispatchTime) async throws(RepositoryError)
+    /// together are the whole store. `.unavailable` once `deadline` has passed.
+    func chatts(
+        after position: FeedPosition?, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> ChattDelta
+    /// The store's current version: a cheap query that tells whether a cached feed is still current.
+    /// `.unavailable` once `deadline` has passed.
+    func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion
+    /// Succeeds when the store answers by `deadline`.
+    func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError)
+}
+
+extension ChattRepository {
+    /// `add(_:completion:)`, suspending until the outcome is known; returns the chatts committed with `chatt`.
+    @discardableResult
+    public func add(_ chatt: NewChatt) async throws(RepositoryError) -> ChattBatch {
+        let outcome = await withCheckedContinuation { continuation in
+            add(chatt) { continuation.resume(returning: $0) }
+        }
+        return try outcome.get()
+    }
 }
 
 /// Identifies the set of stored chatts. Chatts are only ever added, so the count alone changes with every
@@ -45,17 +45,6 @@ public struct ChattsVersion: Sendable, Equatable {
     public init(count: Int, lastSequence: Int64) {
         self.count = count
         self.lastSequence = lastSequence
-    }
-}
-
-/// Chatts read together with the version they make up.
-public struct ChattSnapshot: Sendable, Equatable {
-    public var chatts: [StoredChatt]
-    public var version: ChattsVersion
-
-    public init(chatts: [StoredChatt], version: ChattsVersion) {
-        self.chatts = chatts
-        self.version = version
     }
 }
 

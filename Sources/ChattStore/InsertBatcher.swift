@@ -64,9 +64,6 @@ final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer`
         }
     }
 
-    /// How many inserts wait to be taken into a batch, for tests; call off the loop.
-    var queuedCount: Int { pool.loop.queue.sync { machine.queuedCount } }
-
     /// Stores `chatt`, suspending until the batch holding it has committed or failed; returns its stored rows.
     /// - Throws: as `store(_:completion:)` reports.
     func store(_ chatt: NewChatt) async throws(StoreError) -> ChattBatch {

@@ -9,6 +9,8 @@ public enum Migrator {
     /// Statement limit while migrating: longer than the pool's, since schema changes and waiting for another
     /// process's migration can take a while, but still bounded.
     static let migrationStatementTimeout = "5min"
+    /// The limit the connection opens with, as the pool's do, until the migration's own is set.
+    static let connectionStatementTimeout = Duration.seconds(5)
 
     static let setTimeoutSQL = "SELECT set_config('statement_timeout', $1, false)"
     static let resetTimeoutSQL = "RESET statement_timeout"
@@ -26,38 +28,36 @@ public enum Migrator {
     static let commitSQL = "COMMIT"
     static let rollbackSQL = "ROLLBACK"
 
-    /// Applies every migration in `directory` not yet recorded, in name order, on one of `pool`'s connections.
+    /// Applies every migration in `directory` not yet recorded, in name order, over a connection of its own,
+    /// opened from `conninfo` and closed afterwards (it blocks: migrations run before the server starts).
     /// - Returns: the versions applied by this call (empty when the schema was already current).
-    /// - Throws: `.migrationsDirectoryMissing`, `.invalidMigration(file:)`, `.migrationFailed(file:)`, or a
-    ///   connection error.
-    public static func migrate(pool: PGConnectionPool, directory: String) throws(StoreError) -> [String] {
+    /// - Throws: `.invalidConninfo`, `.migrationsDirectoryMissing`, `.invalidMigration(file:)`,
+    ///   `.migrationFailed(file:)`, or a connection error.
+    public static func migrate(conninfo: String, directory: String) throws(StoreError) -> [String] {
         let files = try MigrationFile.load(directory: directory)
-        return try pool.withConnection { connection throws(StoreError) in
-            try withMigrationLock(on: connection) { () throws(StoreError) in
-                _ = try connection.query(createTableSQL)
-                let applied = try appliedVersions(on: connection)
-                var newlyApplied: [String] = []
-                for file in files where !applied.contains(file.version) {
-                    try apply(file, on: connection)
-                    newlyApplied.append(file.version)
-                }
-                return newlyApplied
-            }
-        }
+        let parameters = try ConnectionParameters(conninfo: conninfo, statementTimeout: connectionStatementTimeout)
+        return try migrate(files, on: try PGConnection(parameters: parameters))
     }
 
-    /// Applies the migrations over a single connection opened from `conninfo` and closed afterwards.
-    public static func migrate(conninfo: String, directory: String) throws(StoreError) -> [String] {
-        let pool = PGConnectionPool(conninfo: conninfo, size: 1)
-        defer { pool.close() }
-        return try migrate(pool: pool, directory: directory)
+    /// Applies those of `files` not yet recorded on `connection`, and leaves its session settings as they were.
+    static func migrate(_ files: [MigrationFile], on connection: PGConnection) throws(StoreError) -> [String] {
+        try withMigrationLock(on: connection) { () throws(StoreError) in
+            _ = try connection.query(createTableSQL)
+            let applied = try appliedVersions(on: connection)
+            var newlyApplied: [String] = []
+            for file in files where !applied.contains(file.version) {
+                try apply(file, on: connection)
+                newlyApplied.append(file.version)
+            }
+            return newlyApplied
+        }
     }
 
     private static func withMigrationLock<T>(
         on connection: PGConnection, _ body: () throws(StoreError) -> T
     ) throws(StoreError) -> T {
         _ = try connection.query(setTimeoutSQL, [migrationStatementTimeout])
-        // RESET returns to the value the connection started with, so the pooled session is as before.
+        // RESET returns to the value the connection started with, so the session is as before.
         defer { _ = try? connection.query(resetTimeoutSQL) }
         _ = try connection.query(lockSQL, [lockKey])
         // If the connection died instead, the server has released the lock with the session.

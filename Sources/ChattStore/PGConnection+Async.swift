@@ -2,17 +2,22 @@ import CLibPQ
 
 /// The steps of libpq's asynchronous query API that `PGRoundTrip` takes as the socket allows. None blocks.
 extension PGConnection {
+    /// Puts the connection in non-blocking mode, for good: a pooled connection is only ever driven by the loop.
+    /// - Throws: libpq's failure.
+    func makeNonBlocking() throws(StoreError) {
+        guard PQsetnonblocking(handle, 1) == 0 else { throw failureWithoutResult() }
+    }
+
     /// The connection's socket, for the loop to watch.
     var socket: Int32 {
         PQsocket(handle)
     }
 
-    /// Queues one statement with text parameters in non-blocking mode; `flushOutput` sends it.
+    /// Queues one statement with text parameters; `flushOutput` sends it.
     /// - Throws: `.invalidParameter` for a value containing NUL, or libpq's failure (`.connectionLost` when the
     ///   connection is broken).
     func send(_ sql: String, _ parameters: [String?]) throws(StoreError) {
         try Self.refuseNUL(in: parameters)
-        guard PQsetnonblocking(handle, 1) == 0 else { throw failureWithoutResult() }
         let values = CStringArray(parameters)
         let queued = values.withPointers { pointers in
             PQsendQueryParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
@@ -52,12 +57,10 @@ extension PGConnection {
         isAbandoned = true
     }
 
-    /// Out of pipeline mode (if in it, and every result is read) and back to blocking mode, for the next caller,
-    /// which may use the blocking calls.
+    /// Out of pipeline mode (if in it, and every result is read), for the next exchange.
     func exchangeEnded() {
         guard !isAbandoned else { return }
         // Fails only with results left unread, when the connection is broken: isReusable then drops it.
         _ = PQexitPipelineMode(handle)
-        _ = PQsetnonblocking(handle, 0)
     }
 }

@@ -69,13 +69,14 @@ extension PGConnection {
     /// - Returns: how many statements were queued (results to read before the sync's).
     func sendCommitting(_ statement: PreparedStatement, _ parameters: [String?]) throws(StoreError) -> Int {
         try Self.refuseNUL(in: parameters)
-        guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
-            throw failureWithoutResult()
-        }
+        guard PQenterPipelineMode(handle) == 1 else { throw failureWithoutResult() }
         let preparing = preparesStatements && !preparedNames.contains(statement.name)
         let values = CStringArray(parameters)
         let count = Int32(parameters.count)
         let queued = values.withPointers { pointers in
+            // A transaction-mode pooler gives each transaction whichever server connection is free, and a named
+            // statement lives on the one that prepared it; an unnamed one is parsed, bound and run within the
+            // transaction, wherever it runs.
             if !preparesStatements {
                 return PQsendQueryParams(handle, statement.sql, count, nil, pointers, nil, nil, 0) == 1
             }

@@ -6,13 +6,15 @@ import Glibc
 import Darwin
 #endif
 
-/// One blocking libpq connection; owns its `PGconn` and closes it only in deinit.
+/// One libpq connection; owns its `PGconn` and closes it only in deinit. A plain one (the migrator's, the change
+/// listener's) runs statements with the blocking `query`; a pooled one is non-blocking, and its statements are
+/// sent and read by the store's loop (`PGConnection+Async`, `PGRoundTrip`).
 // @unchecked Sendable: libpq forbids concurrent use of a PGconn, so the pool lends each connection to one
 // caller at a time (it may move between threads, which libpq allows).
 public final class PGConnection: @unchecked Sendable {
     /// The libpq connection; used only by PGConnection and its extensions, never handed out.
     let handle: OpaquePointer
-    /// Names of the statements already prepared in this session (see `PGConnection+Prepared`).
+    /// Names of the statements already prepared in this session (see `CommittingQuery`).
     var preparedNames: Set<String> = []
     /// Whether `PreparedStatement`s are prepared under their names, or sent unnamed every time.
     let preparesStatements: Bool
@@ -54,7 +56,8 @@ public final class PGConnection: @unchecked Sendable {
         PQfinish(handle)
     }
 
-    /// Runs one statement with `$1…` parameters sent separately from the SQL, all in text format.
+    /// Runs one statement with `$1…` parameters sent separately from the SQL, all in text format, blocking the
+    /// thread until its result is in: for plain connections, not pooled ones.
     /// - Parameter parameters: values for `$1…`; nil is SQL NULL.
     /// - Throws: `.invalidParameter` for a value containing NUL, `.connectionLost` when the connection broke
     ///   (the statement's outcome is unknown), `.queryFailed` with the SQLSTATE otherwise.

@@ -146,6 +146,8 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
         connector.async { [self] in
             do throws(StoreError) {
                 let connection = try PGConnection(parameters: parameters.get(), preparesStatements: preparesStatements)
+                // For good: a pooled connection is only ever driven by the loop.
+                try connection.makeNonBlocking()
                 loop.queue.async { self.perform(self.machine.connected(connection, at: .now)) }
             } catch {
                 loop.queue.async { self.perform(self.machine.connectFailed(error, at: .now)) }

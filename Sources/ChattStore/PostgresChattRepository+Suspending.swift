@@ -1,15 +1,16 @@
 import ChattModel
-import Dispatch
 
 /// The reads the server makes, run as `PGSession`s: a request waiting on the store suspends and holds no
-/// thread, and gives up at its deadline. The statements and their reading are the blocking forms'.
+/// thread, and gives up at its deadline.
 extension PostgresChattRepository {
-    /// Every chatt, oldest first, through the cursor `readChatts(_:)` uses.
+    /// Every chatt, oldest first, read through a cursor `fetchSize` rows at a time, so that neither libpq's result
+    /// nor the caller ever holds the whole table: a feed is built next to one small result, not next to a copy of
+    /// the table. The version is computed from the rows read, so the two always agree.
     public func readChatts(
-        before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
+        before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion {
         do {
-            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 _ = try await session.query(Self.beginReadSQL)
                 do throws(StoreError) {
                     _ = try await session.query(Self.declareFeedSQL)
@@ -37,12 +38,13 @@ extension PostgresChattRepository {
         }
     }
 
-    /// The chatts after `position` in feed order, with the store's version, in one statement.
+    /// The chatts after `position` in feed order, with the store's version, in one statement; the (time, seq)
+    /// comparison walks the feed-order index from `position` on.
     public func chatts(
-        after position: FeedPosition?, before deadline: DispatchTime
+        after position: FeedPosition?, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> ChattDelta {
         do {
-            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 let result: PGResult
                 if let position {
                     result = try await session.query(
@@ -57,10 +59,10 @@ extension PostgresChattRepository {
         }
     }
 
-    /// The number of chatts and the highest sequence number.
-    public func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion {
+    /// The number of chatts and the highest sequence number: one index-only aggregate.
+    public func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion {
         do {
-            return try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 try await session.query(Self.versionSQL).chattsVersion()
             }
         } catch {
@@ -69,9 +71,9 @@ extension PostgresChattRepository {
     }
 
     /// Succeeds when the database answers a trivial query by `deadline`.
-    public func ping(before deadline: DispatchTime) async throws(RepositoryError) {
+    public func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError) {
         do {
-            try await pool.withSession(before: deadline.instant) { session throws(StoreError) in
+            try await pool.withSession(before: deadline) { session throws(StoreError) in
                 _ = try await session.query(Self.pingSQL)
             }
         } catch {

@@ -71,8 +71,8 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test("HEAD answers exactly as GET", arguments: routes.filter { $0.method == .GET })
-    func headIsGet(_ route: RouteCase) throws {
-        try repository.add(NewChatt(name: "a", message: "b"))
+    func headIsGet(_ route: RouteCase) async throws {
+        try await repository.add(NewChatt(name: "a", message: "b"))
         #expect(router.respond(to: request(.HEAD, route.path)) == router.respond(to: request(.GET, route.path)))
     }
 

@@ -19,10 +19,10 @@ func feedRequest(
     let repository = InMemoryChattRepository()
     let router: ChattRouter
 
-    init() throws {
+    init() async throws {
         router = ChattRouter(repository: repository)
         for serial in 1...50 {
-            try repository.add(NewChatt(name: "user\(serial)", message: "hello from \(serial)", geodata: nil))
+            try await repository.add(NewChatt(name: "user\(serial)", message: "hello from \(serial)", geodata: nil))
         }
     }
 
@@ -36,11 +36,11 @@ func feedRequest(
         #expect(router.respond(to: feedRequest(path: "/getchatts")).headers["ETag"] != etag)
     }
 
-    @Test func twoServersOnOneStoreGiveTheSameTagAndAPostChangesIt() throws {
+    @Test func twoServersOnOneStoreGiveTheSameTagAndAPostChangesIt() async throws {
         let other = ChattRouter(repository: repository)
         let etag = router.respond(to: feedRequest()).headers["ETag"]
         #expect(other.respond(to: feedRequest()).headers["ETag"] == etag)
-        try repository.add(NewChatt(name: "n", message: "m"))
+        try await repository.add(NewChatt(name: "n", message: "m"))
         #expect(other.respond(to: feedRequest()).headers["ETag"] != etag)
     }
 
@@ -59,13 +59,13 @@ func feedRequest(
         }
     }
 
-    @Test func aStaleOrMalformedIfNoneMatchGetsTheFullFeed() throws {
+    @Test func aStaleOrMalformedIfNoneMatchGetsTheFullFeed() async throws {
         let full = router.respond(to: feedRequest())
         for condition in [#""0000000000000000""#, "nonsense", #"W/"x", "y""#] {
             #expect(router.respond(to: feedRequest(("If-None-Match", condition))) == full, "\(condition)")
         }
         let old = try #require(full.headers["ETag"])
-        try repository.add(NewChatt(name: "n", message: "new"))
+        try await repository.add(NewChatt(name: "n", message: "new"))
         let fresh = router.respond(to: feedRequest(("If-None-Match", old)))
         #expect(fresh.status == .ok && fresh.headers["ETag"] != old)
     }

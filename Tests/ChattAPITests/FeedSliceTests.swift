@@ -16,12 +16,12 @@ private func id(_ serial: Int) -> String {
     /// Names and messages with every byte the index must step over: quotes, backslashes, commas, brackets.
     static let awkward = [#"a\"#, #"","x"#, "\\\"", "],[", #"\\\""#, "\u{1}\n", "é😀"]
 
-    init() throws {
+    init() async throws {
         router = ChattRouter(repository: repository)
         for serial in 1...10 {
             let name = Self.awkward[serial % Self.awkward.count]
             let message = Self.awkward[(serial * 3) % Self.awkward.count] + "\(serial)"
-            try repository.add(NewChatt(name: name, message: message, geodata: serial % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil))
+            try await repository.add(NewChatt(name: name, message: message, geodata: serial % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil))
         }
     }
 
@@ -118,7 +118,8 @@ private func id(_ serial: Int) -> String {
     }
 
     @Test func slicesAreNeverMadeOnTheIOQueue() {
-        // A slice copies and hashes part of the feed, megabytes on a big store: a handler thread does it.
+        // A slice copies and hashes part of the feed, megabytes on a big store: the request's task does it, off
+        // the I/O queue.
         router.feedCache.setNotificationsTrusted(true)
         _ = router.respond(to: feedRequest())
         #expect(router.respondImmediately(to: feedRequest()) != nil, "the whole current feed is served at once")
@@ -130,10 +131,9 @@ private func id(_ serial: Int) -> String {
         #expect(router.respondImmediately(to: since) == nil, "not even once the row index exists")
     }
 
-    @Test func rowRangesSliceTheBodyExactly() {
+    @Test func rowRangesSliceTheBodyExactly() async throws {
         let chatts = repository.chatts
-        let feed = EncodedFeed(.maps, snapshot: ChattSnapshot(chatts: chatts, version: ChattsVersion(count: 10, lastSequence: 10)),
-                               generation: 0)
+        let feed = try await ChattFeedCache().feed(.maps, from: repository)
         #expect(feed.rowCount == 10)
         for start in 0...10 {
             for end in start...10 {
@@ -142,12 +142,10 @@ private func id(_ serial: Int) -> String {
         }
     }
 
-    @Test func aSliceHoldsNoBytesOfItsOwnButItsBrackets() throws {
+    @Test func aSliceHoldsNoBytesOfItsOwnButItsBrackets() async throws {
         // docs/API.md: no private copy per connection. Every segment of a slice but its brackets lies in the
         // feed body's own storage, so a hundred readers of `since` answers hold what one does.
-        let chatts = repository.chatts
-        let feed = EncodedFeed(.maps, snapshot: ChattSnapshot(chatts: chatts, version: ChattsVersion(count: 10, lastSequence: 10)),
-                               generation: 0)
+        let feed = try await ChattFeedCache().feed(.maps, from: repository)
         let whole = feed.identity.body.segments.map { segment in
             segment.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!)..<(UInt(bitPattern: $0.baseAddress!) + UInt($0.count)) }
         }
@@ -162,9 +160,8 @@ private func id(_ serial: Int) -> String {
         }
     }
 
-    @Test func anEmptyFeedSlicesToEmptyArrays() throws {
-        let empty = EncodedFeed(.chatts, snapshot: ChattSnapshot(chatts: [], version: ChattsVersion(count: 0, lastSequence: 0)),
-                                generation: 0)
+    @Test func anEmptyFeedSlicesToEmptyArrays() async throws {
+        let empty = try await ChattFeedCache().feed(.chatts, from: InMemoryChattRepository())
         #expect(empty.rowCount == 0 && empty.rows(0..<0).bytes == Array("[]".utf8))
         let someID = try #require(ChattID(Substring(id(1))))
         #expect(empty.rowIndex().row(of: someID) == nil)

@@ -10,9 +10,9 @@ import Testing
 
 /// A feed read that misses the cache waits for the store without holding a thread.
 @Suite(.timeLimit(.minutes(1))) struct ReadMissTests {
-    @Test func manyReadMissesWaitForOneHeldStoreReadOnASingleThread() throws {
+    @Test func manyReadMissesWaitForOneHeldStoreReadOnASingleThread() async throws {
         let repository = InMemoryChattRepository()
-        for serial in 1...3 { try repository.add(NewChatt(name: "n", message: "\(serial)")) }
+        for serial in 1...3 { try await repository.add(NewChatt(name: "n", message: "\(serial)")) }
         // One serial queue runs every request's task: were a waiting read to block it, the held read could never
         // finish (it resumes on that queue too), and the test would run out of time instead of passing.
         let queue = DispatchQueue(label: "read-miss-tests")
@@ -33,7 +33,7 @@ import Testing
         }
         // The queue is first come, first served: once this runs, every task has run up to where it waits.
         queue.sync {}
-        gate.waitUntilEntered()
+        await gate.waitUntilEntered()
         #expect(answers.withLock { $0.isEmpty }, "all wait for the held read")
         #expect(repository.snapshotReads == 1, "one read of the store for all of them")
         gate.release()

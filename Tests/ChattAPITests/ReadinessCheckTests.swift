@@ -1,6 +1,5 @@
 @testable import ChattAPI
 import ChattModel
-import Dispatch
 import Locking
 import Testing
 
@@ -13,7 +12,7 @@ import Testing
         var calls: Int { state.withLock { $0.calls } }
         var holding: Int { state.withLock { $0.held.count } }
 
-        func ping(_ deadline: DispatchTime) async -> ReadinessCheck.Outcome {
+        func ping(_ deadline: ContinuousClock.Instant) async -> ReadinessCheck.Outcome {
             await withCheckedContinuation { continuation in
                 state.withLock { state in
                     state.calls += 1
@@ -28,6 +27,9 @@ import Testing
             }
         }
     }
+
+    /// A deadline no test reaches: only the held ping decides.
+    static let noDeadline = ContinuousClock.now + .seconds(3600)
 
     let clock = Locked(100.0)
     let held = HeldPing()
@@ -44,7 +46,7 @@ import Testing
     @Test func probesAskingWhileACheckIsInFlightWaitForItsOutcome() async {
         let readiness = check()
         await withTaskGroup(of: ReadinessCheck.Outcome.self) { group in
-            for _ in 0..<50 { group.addTask { await readiness.outcome(before: .distantFuture) } }
+            for _ in 0..<50 { group.addTask { await readiness.outcome(before: Self.noDeadline) } }
             await until { held.holding == 1 && readiness.waitingCount == 49 }
             held.release(.success(()))
             var outcomes = 0
@@ -59,15 +61,15 @@ import Testing
 
     @Test func anOutcomeIsReusedForASecondAndThenCheckedAgain() async {
         let readiness = check()
-        async let first = readiness.outcome(before: .distantFuture)
+        async let first = readiness.outcome(before: Self.noDeadline)
         await until { held.holding == 1 }
         held.release(.success(()))
         _ = await first
         clock.withLock { $0 += 0.9 }
-        _ = await readiness.outcome(before: .distantFuture)
+        _ = await readiness.outcome(before: Self.noDeadline)
         #expect(held.calls == 1, "within the second: reused")
         clock.withLock { $0 += 0.1 }
-        async let later = readiness.outcome(before: .distantFuture)
+        async let later = readiness.outcome(before: Self.noDeadline)
         await until { held.holding == 1 }
         #expect(held.calls == 2, "a second later: asked again")
         held.release(.success(()))
@@ -76,11 +78,11 @@ import Testing
 
     @Test func aFailureIsSharedAndReusedLikeASuccess() async {
         let readiness = check()
-        async let first = readiness.outcome(before: .distantFuture)
-        async let second = readiness.outcome(before: .distantFuture)
+        async let first = readiness.outcome(before: Self.noDeadline)
+        async let second = readiness.outcome(before: Self.noDeadline)
         await until { held.holding == 1 && readiness.waitingCount == 1 }
         held.release(.failure(.unavailable("connection refused")))
-        let outcomes = await [first, second, readiness.outcome(before: .distantFuture)]
+        let outcomes = await [first, second, readiness.outcome(before: Self.noDeadline)]
         for outcome in outcomes {
             guard case .failure(.unavailable(let detail)) = outcome else {
                 Issue.record("expected the shared failure, got \(outcome)")

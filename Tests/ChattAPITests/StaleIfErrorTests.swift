@@ -26,8 +26,8 @@ import Testing
         clock.withLock { $0 += seconds }
     }
 
-    @Test func theLastFeedKnownCurrentIsServedWithItsAgeUntilTheBound() throws {
-        try repository.add(NewChatt(name: "a", message: "before the outage"))
+    @Test func theLastFeedKnownCurrentIsServedWithItsAgeUntilTheBound() async throws {
+        try await repository.add(NewChatt(name: "a", message: "before the outage"))
         let router = router(staleIfError: 30)
         let current = get(router)
         #expect(current.status.code == 200 && current.headers["Age"] == nil)
@@ -48,8 +48,8 @@ import Testing
         #expect(refused.headers["Retry-After"] == "1")
     }
 
-    @Test func aFeedServedFromATrustedCacheCountsAsKnownCurrentThen() throws {
-        try repository.add(NewChatt(name: "a", message: "m"))
+    @Test func aFeedServedFromATrustedCacheCountsAsKnownCurrentThen() async throws {
+        try await repository.add(NewChatt(name: "a", message: "m"))
         let cache = ChattFeedCache()
         cache.setNotificationsTrusted(true)
         let router = router(staleIfError: 10, cache: cache)
@@ -62,8 +62,8 @@ import Testing
         #expect(get(router).headers["Age"] == "4")
     }
 
-    @Test func offByDefaultAndForRefusalsThatAreNotTheServers() throws {
-        try repository.add(NewChatt(name: "a", message: "m"))
+    @Test func offByDefaultAndForRefusalsThatAreNotTheServers() async throws {
+        try await repository.add(NewChatt(name: "a", message: "m"))
         let off = router(staleIfError: 0)
         _ = get(off)
         repository.fail(with: .unavailable("down"))

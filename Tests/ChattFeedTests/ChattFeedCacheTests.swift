@@ -39,50 +39,50 @@ private func messages(_ feed: EncodedFeed) -> [String] {
     let repository = InMemoryChattRepository()
     let cache = ChattFeedCache()
 
-    @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() throws {
-        try repository.add(chatt(1))
-        _ = try cache.feed(.maps, from: repository)
-        _ = try cache.feed(.maps, from: repository)
+    @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() async throws {
+        try await repository.add(chatt(1))
+        _ = try await cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
         #expect(repository.versionReads == 2)
         #expect(repository.snapshotReads == 1)
         // A change nobody announced (another process, an operator) is still seen through the version.
-        try repository.add(chatt(2))
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        try await repository.add(chatt(2))
+        #expect(messages(try await cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
         #expect(cache.currentFeed(.maps) == nil, "nothing is served without a check while untrusted")
     }
 
-    @Test func trustedReadsTouchNoDatabaseUntilInvalidated() throws {
+    @Test func trustedReadsTouchNoDatabaseUntilInvalidated() async throws {
         cache.setNotificationsTrusted(true)
-        try repository.add(chatt(1))
-        let first = try cache.feed(.maps, from: repository)
-        let second = try cache.feed(.maps, from: repository)
+        try await repository.add(chatt(1))
+        let first = try await cache.feed(.maps, from: repository)
+        let second = try await cache.feed(.maps, from: repository)
         #expect(first === second)
         #expect(cache.currentFeed(.maps) === first)
         #expect(repository.versionReads == 0 && repository.snapshotReads == 1)
         // Trusted means relying on invalidate(): an unannounced change is not looked for...
-        try repository.add(chatt(2))
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1"])
+        try await repository.add(chatt(2))
+        #expect(messages(try await cache.feed(.maps, from: repository)) == ["message 1"])
         // ...and an announced one is.
         cache.invalidate()
         #expect(cache.currentFeed(.maps) == nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        #expect(messages(try await cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
         #expect(repository.versionReads == 0 && repository.snapshotReads == 2)
     }
 
-    @Test func theTwoFeedsAreCachedSeparately() throws {
+    @Test func theTwoFeedsAreCachedSeparately() async throws {
         cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
         #expect(cache.currentFeed(.chatts) == nil)
-        _ = try cache.feed(.chatts, from: repository)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.chatts, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
         #expect(repository.snapshotReads == 2)
     }
 
-    @Test func everyChangeOfTrustInvalidates() throws {
+    @Test func everyChangeOfTrustInvalidates() async throws {
         let start = cache.generation
         cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
         #expect(cache.generation == start + 1 && cache.currentFeed(.maps) != nil)
         cache.setNotificationsTrusted(true)
         #expect(cache.generation == start + 1, "no change, no invalidation")
@@ -92,95 +92,92 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         #expect(cache.currentFeed(.maps) == nil, "notifications may have been missed while untrusted")
     }
 
-    @Test func anInvalidationDuringTheQueryLeavesItsResultStale() throws {
+    @Test func anInvalidationDuringTheQueryLeavesItsResultStale() async throws {
         cache.setNotificationsTrusted(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = Locked<EncodedFeed?>(nil)
-        let done = onThreads(1) { _ in leader.withLock { $0 = try? self.cache.feed(.maps, from: self.repository) } }
-        gate.waitUntilEntered()
-        try repository.add(chatt(2))
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
+        try await repository.add(chatt(2))
         cache.invalidate()
         gate.release()
-        done.wait()
         // The leader's caller arrived before the post, so the older rows are right for it...
-        #expect(leader.withLock { $0 }.map(messages) == ["message 1"])
+        #expect(await leader.value.map(messages) == ["message 1"])
         // ...but they are stale from the moment of the invalidation, and never served again.
         #expect(cache.currentFeed(.maps) == nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
+        #expect(messages(try await cache.feed(.maps, from: repository)) == ["message 1", "message 2"])
         #expect(repository.snapshotReads == 2)
     }
 
-    @Test func concurrentReadersOfAStaleFeedShareOneQuery() throws {
+    @Test func concurrentReadersOfAStaleFeedShareOneQuery() async throws {
         cache.setNotificationsTrusted(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let results = Locked<[EncodedFeed]>([])
-        let leader = onThreads(1) { _ in
-            if let feed = try? self.cache.feed(.maps, from: self.repository) { results.withLock { $0.append(feed) } }
-        }
-        gate.waitUntilEntered()
-        let followers = onThreads(16) { _ in
-            if let feed = try? self.cache.feed(.maps, from: self.repository) { results.withLock { $0.append(feed) } }
-        }
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
+        let followers = (0..<16).map { _ in reading(.maps) }
         // Give the followers time to find the rebuild in progress; whenever they arrive, one query must do.
-        usleep(200_000)
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        leader.wait()
-        followers.wait()
-        let feeds = results.withLock { $0 }
+        let feeds = await feeds(of: [leader] + followers)
         #expect(feeds.count == 17)
         #expect(feeds.allSatisfy { $0 === feeds[0] })
         #expect(repository.snapshotReads == 1)
     }
 
-    @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() throws {
+    @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() async throws {
         cache.setNotificationsTrusted(true)
-        try repository.add(chatt(1))
+        try await repository.add(chatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = onThreads(1) { _ in _ = try? self.cache.feed(.maps, from: self.repository) }
-        gate.waitUntilEntered()
+        let leader = reading(.maps)
+        await gate.waitUntilEntered()
         // A post lands and invalidates while the old query runs; its author then reads.
-        try repository.add(chatt(2))
+        try await repository.add(chatt(2))
         cache.invalidate()
-        let seen = Locked<[[String]]>([])
-        let readers = onThreads(8) { _ in
-            let feed = try? self.cache.feed(.maps, from: self.repository)
-            seen.withLock { $0.append(feed.map(messages) ?? []) }
-        }
-        usleep(200_000)
+        let readers = (0..<8).map { _ in reading(.maps) }
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        leader.wait()
-        readers.wait()
-        #expect(seen.withLock { $0 } == Array(repeating: ["message 1", "message 2"], count: 8))
+        _ = await leader.value
+        var seen: [[String]] = []
+        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
+        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
         #expect(repository.snapshotReads == 2, "one newer query for all of them")
     }
 
-    @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() throws {
+    @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() async throws {
         cache.setNotificationsTrusted(true)
         repository.fail(with: .unavailable("down"))
-        #expect(throws: RepositoryError.unavailable("down")) { try cache.feed(.maps, from: repository) }
+        await #expect(throws: RepositoryError.unavailable("down")) { try await cache.feed(.maps, from: repository) }
         #expect(cache.currentFeed(.maps) == nil)
         repository.fail(with: nil)
-        #expect(messages(try cache.feed(.maps, from: repository)) == [])
+        #expect(messages(try await cache.feed(.maps, from: repository)) == [])
     }
 
-    @Test func untrustedReadersShareAQueryForANewVersion() throws {
-        try repository.add(chatt(1))
-        _ = try cache.feed(.chatts, from: repository)
-        try repository.add(chatt(2))
+    @Test func untrustedReadersShareAQueryForANewVersion() async throws {
+        try await repository.add(chatt(1))
+        _ = try await cache.feed(.chatts, from: repository)
+        try await repository.add(chatt(2))
         let gate = repository.holdNextSnapshot()
-        let seen = Locked<[[String]]>([])
-        let readers = onThreads(8) { _ in
-            let feed = try? self.cache.feed(.chatts, from: self.repository)
-            seen.withLock { $0.append(feed.map(messages) ?? []) }
-        }
-        gate.waitUntilEntered()
-        usleep(200_000)
+        let readers = (0..<8).map { _ in reading(.chatts) }
+        await gate.waitUntilEntered()
+        try await Task.sleep(for: .milliseconds(200))
         gate.release()
-        readers.wait()
-        #expect(seen.withLock { $0 } == Array(repeating: ["message 1", "message 2"], count: 8))
+        var seen: [[String]] = []
+        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
+        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
         #expect(repository.snapshotReads == 2)
         #expect(repository.versionReads == 9)
+    }
+
+    /// A reader of `kind` in a task of its own: the feed it was given, or nil when it failed.
+    private func reading(_ kind: ChattFeedCache.Kind) -> Task<EncodedFeed?, Never> {
+        Task { [cache, repository] in try? await cache.feed(kind, from: repository) }
+    }
+
+    /// The feeds `readers` were given, leaving out failures.
+    private func feeds(of readers: [Task<EncodedFeed?, Never>]) async -> [EncodedFeed] {
+        var feeds: [EncodedFeed] = []
+        for reader in readers { if let feed = await reader.value { feeds.append(feed) } }
+        return feeds
     }
 }

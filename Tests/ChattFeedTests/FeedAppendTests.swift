@@ -12,20 +12,20 @@ func variedChatt(_ serial: Int) -> NewChatt {
 }
 
 /// A feed read in full from `repository` by a cache of its own.
-func rebuilt(_ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository) throws -> EncodedFeed {
-    try ChattFeedCache().feed(kind, from: repository)
+func rebuilt(_ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository) async throws -> EncodedFeed {
+    try await ChattFeedCache().feed(kind, from: repository)
 }
 
 /// Every byte and tag a client can see of `feed` is what a full read gives, and so are its slices and row index.
 func expectSameAsRebuilt(
     _ feed: EncodedFeed, _ kind: ChattFeedCache.Kind, _ repository: InMemoryChattRepository,
     sourceLocation: SourceLocation = #_sourceLocation
-) throws {
-    let reference = try rebuilt(kind, repository)
+) async throws {
+    let reference = try await rebuilt(kind, repository)
     #expect(feed.identity.body == reference.identity.body, sourceLocation: sourceLocation)
     #expect(feed.identity.etag == reference.identity.etag, sourceLocation: sourceLocation)
-    #expect(feed.gzipped().body == reference.gzipped().body, sourceLocation: sourceLocation)
-    #expect(feed.gzipped().etag == reference.gzipped().etag, sourceLocation: sourceLocation)
+    #expect(await feed.gzipped().body == reference.gzipped().body, sourceLocation: sourceLocation)
+    #expect(await feed.gzipped().etag == reference.gzipped().etag, sourceLocation: sourceLocation)
     #expect(feed.rowCount == reference.rowCount && feed.version == reference.version, sourceLocation: sourceLocation)
     let count = feed.rowCount
     for range in [0..<count, 0..<min(1, count), (count / 2)..<count, max(0, count - 3)..<count] {
@@ -47,131 +47,133 @@ func expectSameAsRebuilt(
     }
 
     @Test(arguments: [ChattFeedCache.Kind.maps, .chatts])
-    func appendedFeedsAreByteIdenticalToARebuiltOne(_ kind: ChattFeedCache.Kind) throws {
-        _ = try cache.feed(kind, from: repository)
+    func appendedFeedsAreByteIdenticalToARebuiltOne(_ kind: ChattFeedCache.Kind) async throws {
+        _ = try await cache.feed(kind, from: repository)
         var serial = 0
         // Batches of every size, past the tail, so that rows settle in the lineage on the way.
         for size in [1, 2, 1, 5, 13, 1, 1, 30, 3, 8, 9, 1] {
             var rows: [SequencedChatt] = []
             for _ in 0..<size {
                 serial += 1
-                rows += try repository.add(variedChatt(serial)).chatts
+                rows += try await repository.add(variedChatt(serial)).chatts
             }
             cache.append(ChattBatch(rows))
             let feed = try #require(cache.currentFeed(kind), "appended, so current with no read")
-            try expectSameAsRebuilt(feed, kind, repository)
+            try await expectSameAsRebuilt(feed, kind, repository)
         }
         #expect(repository.snapshotReads == 1 + 12, "one full read, then only the references")
         #expect(repository.deltaReads == 0)
     }
 
-    @Test func aPostsBatchIsTakenInOnceWhicheverOfItsPostsComesFirst() throws {
-        _ = try cache.feed(.maps, from: repository)
-        let batch = ChattBatch(try (1...3).flatMap { try repository.add(variedChatt($0)).chatts })
+    @Test func aPostsBatchIsTakenInOnceWhicheverOfItsPostsComesFirst() async throws {
+        _ = try await cache.feed(.maps, from: repository)
+        var rows: [SequencedChatt] = []
+        for serial in 1...3 { rows += try await repository.add(variedChatt(serial)).chatts }
+        let batch = ChattBatch(rows)
         cache.append(batch)
         let generation = cache.generation
         cache.append(batch)
         cache.append(batch)
         #expect(cache.generation == generation, "the other posts of a batch change nothing")
-        try expectSameAsRebuilt(try #require(cache.currentFeed(.maps)), .maps, repository)
+        try await expectSameAsRebuilt(try #require(cache.currentFeed(.maps)), .maps, repository)
     }
 
-    @Test func batchesTakenInOutOfCommitOrderStillComeOutInFeedOrder() throws {
-        _ = try cache.feed(.chatts, from: repository)
-        let first = try repository.add(variedChatt(1))
-        let second = try repository.add(variedChatt(2))
+    @Test func batchesTakenInOutOfCommitOrderStillComeOutInFeedOrder() async throws {
+        _ = try await cache.feed(.chatts, from: repository)
+        let first = try await repository.add(variedChatt(1))
+        let second = try await repository.add(variedChatt(2))
         // The second commit's post runs first.
         cache.append(second)
         cache.append(first)
         #expect(repository.snapshotReads == 1, "both placed without a read")
-        try expectSameAsRebuilt(try #require(cache.currentFeed(.chatts)), .chatts, repository)
+        try await expectSameAsRebuilt(try #require(cache.currentFeed(.chatts)), .chatts, repository)
     }
 
-    @Test func aRowCommittedLateByAnotherWriterGoesInItsPlaceAmongTheNewest() throws {
-        for serial in 1...20 { try repository.add(variedChatt(serial)) }
-        _ = try cache.feed(.maps, from: repository)
-        cache.append(try repository.add(variedChatt(21)))
+    @Test func aRowCommittedLateByAnotherWriterGoesInItsPlaceAmongTheNewest() async throws {
+        for serial in 1...20 { try await repository.add(variedChatt(serial)) }
+        _ = try await cache.feed(.maps, from: repository)
+        cache.append(try await repository.add(variedChatt(21)))
         // Another process's transaction began before chatt 21's and committed after it: it sorts before 21.
         repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100020Z")
         cache.chattsAdded()
-        let feed = try cache.feed(.maps, from: repository)
+        let feed = try await cache.feed(.maps, from: repository)
         #expect(repository.snapshotReads == 1 && repository.deltaReads == 1, "caught up, not read again")
-        try expectSameAsRebuilt(feed, .maps, repository)
+        try await expectSameAsRebuilt(feed, .maps, repository)
     }
 
-    @Test func aRowThatSortsAmongTheSettledOnesIsReadInFull() throws {
-        for serial in 1...40 { try repository.add(variedChatt(serial)) }
-        _ = try cache.feed(.maps, from: repository)
+    @Test func aRowThatSortsAmongTheSettledOnesIsReadInFull() async throws {
+        for serial in 1...40 { try await repository.add(variedChatt(serial)) }
+        _ = try await cache.feed(.maps, from: repository)
         repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100002Z")
         cache.chattsAdded()
-        let feed = try cache.feed(.maps, from: repository)
-        try expectSameAsRebuilt(feed, .maps, repository)
+        let feed = try await cache.feed(.maps, from: repository)
+        try await expectSameAsRebuilt(feed, .maps, repository)
         #expect(repository.deltaReads == 1 && repository.snapshotReads == 2 + 1, "the count told: read in full")
     }
 
-    @Test func anAnnouncedInsertIsCaughtUpWithTheNewRowsOnly() throws {
-        for serial in 1...3 { try repository.add(variedChatt(serial)) }
-        _ = try cache.feed(.chatts, from: repository)
-        for serial in 4...6 { try repository.add(variedChatt(serial)) }
+    @Test func anAnnouncedInsertIsCaughtUpWithTheNewRowsOnly() async throws {
+        for serial in 1...3 { try await repository.add(variedChatt(serial)) }
+        _ = try await cache.feed(.chatts, from: repository)
+        for serial in 4...6 { try await repository.add(variedChatt(serial)) }
         cache.chattsAdded()
         #expect(cache.currentFeed(.chatts) == nil)
-        try expectSameAsRebuilt(try cache.feed(.chatts, from: repository), .chatts, repository)
+        try await expectSameAsRebuilt(try await cache.feed(.chatts, from: repository), .chatts, repository)
         #expect(repository.snapshotReads == 1 + 1 && repository.deltaReads == 1)
         // Nothing new since: a catch-up that finds nothing keeps the same bytes.
         cache.chattsAdded()
-        let again = try cache.feed(.chatts, from: repository)
+        let again = try await cache.feed(.chatts, from: repository)
         #expect(again.identity.body.bytes == ChattRowEncoder.chattsRows(repository.chatts))
     }
 
-    @Test func aStaleFeedIsNotAppendedToButReadAfterwards() throws {
-        try repository.add(variedChatt(1))
-        _ = try cache.feed(.maps, from: repository)
+    @Test func aStaleFeedIsNotAppendedToButReadAfterwards() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await cache.feed(.maps, from: repository)
         // An operator's DELETE was announced; a post then lands before anyone read.
         cache.invalidate()
-        cache.append(try repository.add(variedChatt(2)))
+        cache.append(try await repository.add(variedChatt(2)))
         #expect(cache.currentFeed(.maps) == nil)
-        try expectSameAsRebuilt(try cache.feed(.maps, from: repository), .maps, repository)
+        try await expectSameAsRebuilt(try await cache.feed(.maps, from: repository), .maps, repository)
         #expect(repository.snapshotReads == 2 + 1 && repository.deltaReads == 0, "an edit means a full read")
     }
 
-    @Test func aPostIsInTheFeedBeforeItsAnswerEvenWhenTheFeedWasBeingRead() throws {
-        try repository.add(variedChatt(1))
+    @Test func aPostIsInTheFeedBeforeItsAnswerEvenWhenTheFeedWasBeingRead() async throws {
+        try await repository.add(variedChatt(1))
         let gate = repository.holdNextSnapshot()
-        let leader = onThreads(1) { _ in _ = try? self.cache.feed(.maps, from: self.repository) }
-        gate.waitUntilEntered()
+        let leader = Task { [cache, repository] in _ = try? await cache.feed(.maps, from: repository) }
+        await gate.waitUntilEntered()
         // The post commits and is taken in while the read that began before it is still running.
-        cache.append(try repository.add(variedChatt(2)))
+        cache.append(try await repository.add(variedChatt(2)))
         gate.release()
-        leader.wait()
-        let feed = try cache.feed(.maps, from: repository)
+        await leader.value
+        let feed = try await cache.feed(.maps, from: repository)
         #expect(feed.rowCount == 2, "the older read must not be served after the post")
     }
 
-    @Test func untrustedReadsServeTheAppendedFeedAfterTheVersionCheck() throws {
+    @Test func untrustedReadsServeTheAppendedFeedAfterTheVersionCheck() async throws {
         let untrusted = ChattFeedCache()
-        try repository.add(variedChatt(1))
-        _ = try untrusted.feed(.maps, from: repository)
-        untrusted.append(try repository.add(variedChatt(2)))
-        let feed = try untrusted.feed(.maps, from: repository)
+        try await repository.add(variedChatt(1))
+        _ = try await untrusted.feed(.maps, from: repository)
+        untrusted.append(try await repository.add(variedChatt(2)))
+        let feed = try await untrusted.feed(.maps, from: repository)
         #expect(feed.rowCount == 2)
         #expect(repository.snapshotReads == 1 && repository.versionReads == 2)
         // A change the version shows and no one announced is still read in full.
-        try repository.add(variedChatt(3))
-        #expect(try untrusted.feed(.maps, from: repository).rowCount == 3)
+        try await repository.add(variedChatt(3))
+        #expect(try await untrusted.feed(.maps, from: repository).rowCount == 3)
         #expect(repository.snapshotReads == 2)
     }
 
-    @Test func aLostNotificationFallsBackToTheVersionCheck() throws {
-        try repository.add(variedChatt(1))
-        _ = try cache.feed(.maps, from: repository)
+    @Test func aLostNotificationFallsBackToTheVersionCheck() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await cache.feed(.maps, from: repository)
         // Another process committed, then died before announcing it.
-        try repository.add(variedChatt(2))
-        let store = try repository.version()
+        try await repository.add(variedChatt(2))
+        let store = try await repository.version(before: .now + .seconds(60))
         cache.audit(storeVersion: store)
         #expect(cache.currentFeed(.maps)?.rowCount == 1, "one check apart could be an announcement on its way")
         cache.audit(storeVersion: store)
         #expect(cache.currentFeed(.maps) == nil, "behind at two checks in a row: a notification was lost")
-        let feed = try cache.feed(.maps, from: repository)
+        let feed = try await cache.feed(.maps, from: repository)
         #expect(feed.rowCount == 2)
         #expect(repository.deltaReads == 1 && repository.snapshotReads == 1, "caught up, the count checked")
         cache.audit(storeVersion: store)
@@ -179,66 +181,73 @@ func expectSameAsRebuilt(
         #expect(cache.currentFeed(.maps) != nil, "in step: nothing to do")
     }
 
-    @Test func aReadBetweenTwoChecksClearsTheSuspicion() throws {
-        try repository.add(variedChatt(1))
-        _ = try cache.feed(.maps, from: repository)
-        try repository.add(variedChatt(2))
-        cache.audit(storeVersion: try repository.version())
+    @Test func aReadBetweenTwoChecksClearsTheSuspicion() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await cache.feed(.maps, from: repository)
+        try await repository.add(variedChatt(2))
+        cache.audit(storeVersion: try await repository.version(before: .now + .seconds(60)))
         // The announcement arrived after all, and a read caught up: then the store moved on again.
         cache.chattsAdded()
-        _ = try cache.feed(.maps, from: repository)
-        try repository.add(variedChatt(3))
-        cache.audit(storeVersion: try repository.version())
+        _ = try await cache.feed(.maps, from: repository)
+        try await repository.add(variedChatt(3))
+        cache.audit(storeVersion: try await repository.version(before: .now + .seconds(60)))
         #expect(cache.currentFeed(.maps) != nil, "a counted read came between the two checks")
     }
 }
 
 /// Versions of one lineage read concurrently with appends.
 @Suite struct FeedLineageConcurrencyTests {
-    @Test func anOlderVersionsGzipAfterANewerOnesIsTheNewerOne() throws {
+    @Test func anOlderVersionsGzipAfterANewerOnesIsTheNewerOne() async throws {
         let repository = InMemoryChattRepository()
         let cache = ChattFeedCache()
         cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
         var versions: [EncodedFeed] = []
         for serial in 1...20 {
-            cache.append(try repository.add(variedChatt(serial)))
+            cache.append(try await repository.add(variedChatt(serial)))
             versions.append(try #require(cache.currentFeed(.maps)))
         }
-        let newest = versions[19].gzipped()
+        let newest = await versions[19].gzipped()
         // The stream has gone past version 5's rows: a newer version is as good for whoever held version 5.
-        let older = versions[4].gzipped()
+        let older = await versions[4].gzipped()
         #expect(older.etag == newest.etag && older.body == newest.body)
         #expect(gunzip(older.body.bytes) == versions[19].identity.body.bytes)
         // Its identity is still its own.
         #expect(versions[4].identity.body.bytes == ChattRowEncoder.mapsRows(Array(repository.chatts.prefix(5))))
     }
 
-    @Test func readersOfEveryFormRunBesideAppendsAndSeeConsistentVersions() throws {
+    @Test func readersOfEveryFormRunBesideAppendsAndSeeConsistentVersions() async throws {
         let repository = InMemoryChattRepository()
         let cache = ChattFeedCache()
         cache.setNotificationsTrusted(true)
-        _ = try cache.feed(.maps, from: repository)
+        _ = try await cache.feed(.maps, from: repository)
+        // Posts are taken in on threads of their own, as the store's loop takes them in, beside the readers' tasks.
         let posters = onThreads(4) { thread in
             for index in 0..<40 {
-                if let batch = try? repository.add(variedChatt(thread * 1000 + index)) { cache.append(batch) }
+                repository.add(variedChatt(thread * 1000 + index)) { outcome in
+                    if case .success(let batch) = outcome { cache.append(batch) }
+                }
             }
         }
-        let readers = onThreads(4) { thread in
-            for _ in 0..<60 {
-                guard let feed = try? cache.feed(.maps, from: repository) else { continue }
-                let body = thread % 2 == 0 ? feed.identity.body.bytes : (gunzip(feed.gzipped().body.bytes) ?? [])
-                #expect(ChattFeedCacheTests.isJSONArray(body))
-                if let last = repository.chatts.first, let id = ChattID(Substring(last.id)) {
-                    #expect(feed.rowCount == 0 || feed.rowIndex().row(of: id) == 0)
+        await withTaskGroup(of: Void.self) { readers in
+            for thread in 0..<4 {
+                readers.addTask {
+                    for _ in 0..<60 {
+                        guard let feed = try? await cache.feed(.maps, from: repository) else { continue }
+                        var body = feed.identity.body.bytes
+                        if thread % 2 == 1 { body = gunzip(await feed.gzipped().body.bytes) ?? [] }
+                        #expect(ChattFeedCacheTests.isJSONArray(body))
+                        if let last = repository.chatts.first, let id = ChattID(Substring(last.id)) {
+                            #expect(feed.rowCount == 0 || feed.rowIndex().row(of: id) == 0)
+                        }
+                    }
                 }
             }
         }
         posters.wait()
-        readers.wait()
-        let feed = try cache.feed(.maps, from: repository)
+        let feed = try await cache.feed(.maps, from: repository)
         #expect(feed.identity.body.bytes == ChattRowEncoder.mapsRows(repository.chatts))
-        #expect(gunzip(feed.gzipped().body.bytes) == feed.identity.body.bytes)
+        #expect(await gunzip(feed.gzipped().body.bytes) == feed.identity.body.bytes)
     }
 }
 

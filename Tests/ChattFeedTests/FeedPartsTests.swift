@@ -50,21 +50,23 @@ import Testing
         #expect(Gzip.compress(input) == first)
     }
 
-    @Test func aLazyValueIsMadeOnceForConcurrentCallers() {
+    @Test func aLazyValueIsMadeOnceForConcurrentCallers() async {
         let lazy = Lazy<Int>()
         let makes = Locked(0)
         #expect(lazy.ifReady() == nil)
-        let results = Locked<[Int]>([])
-        onThreads(12) { index in
-            let value = lazy.get {
-                makes.withLock { $0 += 1 }
-                usleep(100_000)
-                return index
+        let values = await withTaskGroup(of: Int.self) { callers in
+            for index in 0..<12 {
+                callers.addTask {
+                    await lazy.get {
+                        makes.withLock { $0 += 1 }
+                        usleep(100_000)
+                        return index
+                    }
+                }
             }
-            results.withLock { $0.append(value) }
-        }.wait()
+            return await callers.reduce(into: []) { $0.append($1) }
+        }
         #expect(makes.withLock { $0 } == 1)
-        let values = results.withLock { $0 }
         #expect(values.count == 12 && Set(values).count == 1)
         #expect(lazy.ifReady() == values.first)
     }

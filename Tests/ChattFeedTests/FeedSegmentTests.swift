@@ -17,66 +17,67 @@ import Testing
     }
 
     /// Stores `count` chatts and reads the feed in full.
-    private func read(_ kind: ChattFeedCache.Kind, after count: Int) throws -> EncodedFeed {
-        for _ in 0..<count { try add() }
-        return try cache.feed(kind, from: repository)
+    private func read(_ kind: ChattFeedCache.Kind, after count: Int) async throws -> EncodedFeed {
+        for _ in 0..<count { try await add() }
+        return try await cache.feed(kind, from: repository)
     }
 
     /// Posts `size` chatts as one batch, and returns the version that took them in.
-    private func post(_ size: Int, _ kind: ChattFeedCache.Kind) throws -> EncodedFeed {
+    private func post(_ size: Int, _ kind: ChattFeedCache.Kind) async throws -> EncodedFeed {
         var rows: [SequencedChatt] = []
-        for _ in 0..<size { rows += try add().chatts }
+        for _ in 0..<size { rows += try await add().chatts }
         cache.append(ChattBatch(rows))
         return try #require(cache.currentFeed(kind), "appended, so current with no read")
     }
 
     @discardableResult
-    private func add() throws -> ChattBatch {
+    private func add() async throws -> ChattBatch {
         let next = serial.withLock { serial in
             serial += 1
             return serial
         }
-        return try repository.add(variedChatt(next))
+        return try await repository.add(variedChatt(next))
     }
 
     @Test(arguments: [ChattFeedCache.Kind.maps, .chatts])
     func everyVersionOfManyBatchesIsTheRebuiltFeedInBothFormsAndSharesTheRead(
         _ kind: ChattFeedCache.Kind
-    ) throws {
+    ) async throws {
         // Rows posted after the read stay under half of it, so that no merge reaches the read's segment.
-        let first = try read(kind, after: 400)
+        let first = try await read(kind, after: 400)
         let readBytes = try #require(first.identity.body.segments.first)
-        let readGzip = try #require(first.gzipped().body.segments.first)
+        let readGzip = try #require(await first.gzipped().body.segments.first)
         for round in 0..<100 {
-            let feed = try post([1, 1, 2, 1, 1, 3, 1, 1][round % 8], kind)
-            try expectSameAsRebuilt(feed, kind, repository)
+            let feed = try await post([1, 1, 2, 1, 1, 3, 1, 1][round % 8], kind)
+            try await expectSameAsRebuilt(feed, kind, repository)
             let identity = feed.identity.body.bytes
-            #expect(gunzip(feed.gzipped().body.bytes) == identity, "round \(round)")
-            #expect(feed.gzipped().body.bytes == Gzip.compress(identity), "one-shot gzip of the same bytes")
+            let gzip = await feed.gzipped()
+            #expect(gunzip(gzip.body.bytes) == identity, "round \(round)")
+            #expect(gzip.body.bytes == Gzip.compress(identity), "one-shot gzip of the same bytes")
             #expect(address(feed.identity.body.segments[0]) == address(readBytes), "the full read is shared")
-            #expect(address(feed.gzipped().body.segments[0]) == address(readGzip), "so is its compressed form")
-            #expect(feed.identity.body.segments.count <= 12 && feed.gzipped().body.segments.count <= 12)
+            #expect(address(gzip.body.segments[0]) == address(readGzip), "so is its compressed form")
+            #expect(feed.identity.body.segments.count <= 12 && gzip.body.segments.count <= 12)
         }
     }
 
-    @Test func aReaderOfAnOldVersionAloneHoldsOnlyWhatNoNewerOneSharesAndItGoesWithIt() throws {
-        let first = try read(.maps, after: 400)
+    @Test func aReaderOfAnOldVersionAloneHoldsOnlyWhatNoNewerOneSharesAndItGoesWithIt() async throws {
+        let first = try await read(.maps, after: 400)
         let readLength = first.tip.settledLength
-        for _ in 0..<6 { _ = try post(1, .maps).gzipped() }
+        for _ in 0..<6 { _ = try await post(1, .maps).gzipped() }
         // Readers still sending an older version: all they hold are its segments.
         var identityProbes: [ArraySlice<UInt8>] = []
         var gzipProbes: [ArraySlice<UInt8>] = []
         do {
             let old = try #require(cache.currentFeed(.maps))
             let oldIdentity = HTTPResponse(status: .ok, body: old.identity.body)
-            let oldGzip = HTTPResponse(status: .ok, body: old.gzipped().body)
+            let oldGzip = HTTPResponse(status: .ok, body: await old.gzipped().body)
             var newest = old
             for _ in 0..<40 {
-                newest = try post(1, .maps)
-                _ = newest.gzipped()
+                newest = try await post(1, .maps)
+                _ = await newest.gzipped()
             }
             let sharedIdentity = Set(newest.identity.body.segments.map(address))
-            let sharedGzip = Set(newest.gzipped().body.segments.map(address))
+            let sharedGzip = Set(await newest.gzipped().body.segments.map(address))
             identityProbes = oldIdentity.body.segments.filter { !sharedIdentity.contains(address($0)) }
             gzipProbes = oldGzip.body.segments.filter { !sharedGzip.contains(address($0)) }
             let alone = identityProbes.map(\.count).reduce(0, +)

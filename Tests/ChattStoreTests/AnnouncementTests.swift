@@ -42,8 +42,8 @@ extension DatabaseTests {
         /// marker is heard, everything before it has been.
         static let markerSQL = "SELECT pg_notify('chatts_changed', 'marker')"
 
-        @Test func aBatchIsAnnouncedOnceWithItsOriginAndNotByTheTrigger() throws {
-            try TestDatabase.with { database throws in
+        @Test func aBatchIsAnnouncedOnceWithItsOriginAndNotByTheTrigger() async throws {
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 2)
                 defer { pool.close() }
                 let batcher = InsertBatcher(pool: pool, origin: "f00d")
@@ -51,68 +51,68 @@ extension DatabaseTests {
                 let listener = heard.listener(database, origin: nil)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { !heard.storeVersions.isEmpty })
-                _ = try batcher.store(NewChatt(name: "n", message: "m"))
+                try #require(await waitUntil { !heard.storeVersions.isEmpty })
+                _ = try await batcher.store(NewChatt(name: "n", message: "m"))
                 _ = try database.column(Self.markerSQL)
-                #expect(waitUntil { heard.all.count == 2 })
+                #expect(await waitUntil { heard.all.count == 2 })
                 #expect(heard.all == [.added(origin: "f00d"), .changed])
             }
         }
 
-        @Test func aListenerLeavesOutItsOwnProcessesAnnouncementsButNotOthers() throws {
-            try TestDatabase.with { database throws in
+        @Test func aListenerLeavesOutItsOwnProcessesAnnouncementsButNotOthers() async throws {
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 2)
                 defer { pool.close() }
                 let heard = Heard()
                 let listener = heard.listener(database, origin: "mine")
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { !heard.storeVersions.isEmpty })
-                _ = try InsertBatcher(pool: pool, origin: "mine").store(NewChatt(name: "n", message: "own"))
-                _ = try InsertBatcher(pool: pool, origin: "theirs").store(NewChatt(name: "n", message: "other"))
+                try #require(await waitUntil { !heard.storeVersions.isEmpty })
+                _ = try await InsertBatcher(pool: pool, origin: "mine").store(NewChatt(name: "n", message: "own"))
+                _ = try await InsertBatcher(pool: pool, origin: "theirs").store(NewChatt(name: "n", message: "other"))
                 _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'p')")
                 _ = try database.column("DELETE FROM chatts WHERE name = 'psql'")
                 _ = try database.column(Self.markerSQL)
-                #expect(waitUntil { heard.all.count == 4 })
+                #expect(await waitUntil { heard.all.count == 4 })
                 #expect(heard.all == [.added(origin: "theirs"), .added(origin: nil), .changed, .changed])
             }
         }
 
-        @Test func theChecksReportTheStoreVersionSoAnUnannouncedInsertIsSeen() throws {
-            try TestDatabase.with { database throws in
+        @Test func theChecksReportTheStoreVersionSoAnUnannouncedInsertIsSeen() async throws {
+            try await TestDatabase.with { database throws in
                 let heard = Heard()
                 let listener = heard.listener(database, origin: nil)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { heard.storeVersions.last?.count == 0 })
+                try #require(await waitUntil { heard.storeVersions.last?.count == 0 })
                 // Marked as chatterd's and never announced: as when its process died right after the commit.
                 _ = try database.column("""
                     INSERT INTO chatts (name, message) SELECT 'n', 'm' WHERE \(ChattsChangedNotice.announcesInsertCondition)
                     """)
-                #expect(waitUntil { heard.storeVersions.last?.count == 1 })
+                #expect(await waitUntil { heard.storeVersions.last?.count == 1 })
                 _ = try database.column(Self.markerSQL)
-                #expect(waitUntil { heard.all == [.changed] }, "the insert itself notified nothing")
+                #expect(await waitUntil { heard.all == [.changed] }, "the insert itself notified nothing")
             }
         }
 
-        @Test func aTableLockSkipsTheCheckInsteadOfStallingTheListener() throws {
-            try TestDatabase.with { database throws in
+        @Test func aTableLockSkipsTheCheckInsteadOfStallingTheListener() async throws {
+            try await TestDatabase.with { database throws in
                 let heard = Heard()
                 let listener = heard.listener(database, origin: nil)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { !heard.storeVersions.isEmpty })
-                let locker = try ConnectionHolder.lockingChatts(in: database)
-                defer { locker.release() }
+                try #require(await waitUntil { !heard.storeVersions.isEmpty })
+                let locker = try await ConnectionHolder.lockingChatts(in: database)
+                defer { locker.letGo() }
                 let checked = heard.storeVersions.count
                 // Notifications still come through while the count waits out its lock timeout, check after check.
                 for round in 0..<3 {
                     _ = try database.column(Self.markerSQL)
-                    #expect(waitUntil { heard.all.count == round + 1 })
+                    #expect(await waitUntil { heard.all.count == round + 1 })
                 }
                 #expect(heard.timesLost == 0)
-                locker.release()
-                #expect(waitUntil { heard.storeVersions.count > checked })
+                await locker.release()
+                #expect(await waitUntil { heard.storeVersions.count > checked })
             }
         }
     }

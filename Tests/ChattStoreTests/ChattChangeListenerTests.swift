@@ -20,17 +20,17 @@ extension DatabaseTests {
             }
         }
 
-        @Test func notifyFromAnotherSessionReachesOnChange() throws {
-            try TestDatabase.with { database throws in
+        @Test func notifyFromAnotherSessionReachesOnChange() async throws {
+            try await TestDatabase.with { database throws in
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { events.all == ["listening"] })
+                try #require(await waitUntil { events.all == ["listening"] })
                 _ = try database.column("SELECT pg_notify('chatts_changed', '')")
-                #expect(waitUntil { events.changes == 1 })
+                #expect(await waitUntil { events.changes == 1 })
                 _ = try database.column("NOTIFY chatts_changed")
-                #expect(waitUntil { events.changes == 2 })
+                #expect(await waitUntil { events.changes == 2 })
             }
         }
 
@@ -40,73 +40,73 @@ extension DatabaseTests {
             "DELETE FROM chatts WHERE name = 'psql'",
             "TRUNCATE chatts",
         ])
-        func everyKindOfChangeByPlainSQLIsReported(statement: String) throws {
-            try TestDatabase.with { database throws in
+        func everyKindOfChangeByPlainSQLIsReported(statement: String) async throws {
+            try await TestDatabase.with { database throws in
                 _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'first')")
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { events.all == ["listening"] })
+                try #require(await waitUntil { events.all == ["listening"] })
                 _ = try database.column(statement)
-                #expect(waitUntil { events.changes == 1 }, "\(statement)")
+                #expect(await waitUntil { events.changes == 1 }, "\(statement)")
             }
         }
 
-        @Test func terminatedSessionIsReportedLostThenListeningAgain() throws {
-            try TestDatabase.with { database throws in
+        @Test func terminatedSessionIsReportedLostThenListeningAgain() async throws {
+            try await TestDatabase.with { database throws in
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { events.all == ["listening"] })
+                try #require(await waitUntil { events.all == ["listening"] })
                 #expect(try database.column(Self.terminateListenerSQL) == ["1"])
-                #expect(waitUntil { events.all == ["listening", "lost", "listening"] })
+                #expect(await waitUntil { events.all == ["listening", "lost", "listening"] })
                 // The new session listens too.
                 _ = try database.column("INSERT INTO chatts (name, message) VALUES ('n', 'after')")
-                #expect(waitUntil { events.changes == 1 })
+                #expect(await waitUntil { events.changes == 1 })
             }
         }
 
-        @Test func stopEndsTheSessionAndReportsLostLast() throws {
-            try TestDatabase.with { database throws in
+        @Test func stopEndsTheSessionAndReportsLostLast() async throws {
+            try await TestDatabase.with { database throws in
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
-                try #require(waitUntil { events.all == ["listening"] })
+                try #require(await waitUntil { events.all == ["listening"] })
                 let stopped = inBackground { listener.stop() }
                 #expect(stopped.wait(timeout: .now() + 5) == .success, "stop() did not return")
                 #expect(events.all == ["listening", "lost"])
-                #expect(waitUntil { (try? database.column(Self.listenersSQL)) == ["0"] })
+                #expect(await waitUntil { (try? database.column(Self.listenersSQL)) == ["0"] })
             }
         }
 
-        @Test func aDisabledTriggerWithdrawsTrustUntilItIsEnabledAgain() throws {
-            try TestDatabase.with { database throws in
+        @Test func aDisabledTriggerWithdrawsTrustUntilItIsEnabledAgain() async throws {
+            try await TestDatabase.with { database throws in
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
                 defer { listener.stop() }
-                try #require(waitUntil { events.all == ["listening"] })
+                try #require(await waitUntil { events.all == ["listening"] })
                 _ = try database.column("ALTER TABLE chatts DISABLE TRIGGER chatts_changed")
-                #expect(waitUntil { events.all == ["listening", "lost"] })
+                #expect(await waitUntil { events.all == ["listening", "lost"] })
                 _ = try database.column("ALTER TABLE chatts ENABLE TRIGGER chatts_changed")
-                #expect(waitUntil { events.all == ["listening", "lost", "listening"] })
+                #expect(await waitUntil { events.all == ["listening", "lost", "listening"] })
                 _ = try database.column("INSERT INTO chatts (name, message) VALUES ('n', 'armed again')")
-                #expect(waitUntil { events.changes == 1 })
+                #expect(await waitUntil { events.changes == 1 })
             }
         }
 
-        @Test func aDatabaseWithoutTheTriggerIsNeverTrusted() throws {
-            try TestDatabase.with { database throws in
+        @Test func aDatabaseWithoutTheTriggerIsNeverTrusted() async throws {
+            try await TestDatabase.with { database throws in
                 _ = try database.column("DROP TRIGGER chatts_changed ON chatts")
                 let events = Events()
                 let listener = events.listener(database)
                 listener.start()
                 defer { listener.stop() }
-                #expect(waitUntil { (try? database.column(Self.listenersSQL)) == ["1"] })
+                #expect(await waitUntil { (try? database.column(Self.listenersSQL)) == ["1"] })
                 // Two health checks' worth of time: still no trust.
-                Thread.sleep(forTimeInterval: 4.5)
+                try await Task.sleep(for: .seconds(4.5))
                 #expect(events.all.isEmpty)
             }
         }

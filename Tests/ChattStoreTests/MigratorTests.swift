@@ -9,8 +9,8 @@ extension DatabaseTests {
         /// Every migration in migrations/, in order.
         let allVersions = ["0001", "0002", "0003", "0004"]
 
-        @Test func migrationsApplyAndAreRecorded() throws {
-            try TestDatabase.with(migrated: false) { database throws in
+        @Test func migrationsApplyAndAreRecorded() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
                 let applied = try Migrator.migrate(conninfo: database.conninfo(), directory: directory)
                 #expect(applied == allVersions)
                 let recorded = try database.column(
@@ -27,32 +27,29 @@ extension DatabaseTests {
             }
         }
 
-        @Test func rerunningAppliesNothing() throws {
-            try TestDatabase.with { database throws in
+        @Test func rerunningAppliesNothing() async throws {
+            try await TestDatabase.with { database throws in
                 let again = try Migrator.migrate(conninfo: database.conninfo(), directory: directory)
                 #expect(again == [])
                 #expect(try database.column("SELECT count(*) FROM schema_migrations") == ["\(allVersions.count)"])
             }
         }
 
-        @Test func pooledSessionIsLeftAsItWas() throws {
-            try TestDatabase.with(migrated: false) { database throws in
-                let pool = database.pool(size: 1)
-                defer { pool.close() }
-                #expect(try Migrator.migrate(pool: pool, directory: directory) == allVersions)
-                let state = try pool.withConnection { connection throws(StoreError) in
-                    let result = try connection.query("""
-                        SELECT current_setting('statement_timeout'),
-                               (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory')::text
-                        """)
-                    return [result.string(row: 0, column: 0), result.string(row: 0, column: 1)]
-                }
-                #expect(state == ["5s", "0"])
+        @Test func theMigratorsSessionIsLeftAsItWas() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
+                let connection = try TestDatabase.plainConnection(database.conninfo())
+                let files = try MigrationFile.load(directory: directory)
+                #expect(try Migrator.migrate(files, on: connection) == allVersions)
+                let result = try connection.query("""
+                    SELECT current_setting('statement_timeout'),
+                           (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory')::text
+                    """)
+                #expect([result.string(row: 0, column: 0), result.string(row: 0, column: 1)] == ["5s", "0"])
             }
         }
 
-        @Test func concurrentMigratorsApplyEachFileOnce() throws {
-            try TestDatabase.with(migrated: false) { database throws in
+        @Test func concurrentMigratorsApplyEachFileOnce() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
                 let outcomes = Locked<[Result<[String], StoreError>]>([])
                 let conninfo = database.conninfo()
                 let directory = directory
@@ -70,8 +67,8 @@ extension DatabaseTests {
             }
         }
 
-        @Test func feedOrdersAreReadThroughIndexes() throws {
-            try TestDatabase.with { database throws in
+        @Test func feedOrdersAreReadThroughIndexes() async throws {
+            try await TestDatabase.with { database throws in
                 _ = try database.column("""
                     INSERT INTO chatts (name, message) SELECT 'n', i::text FROM generate_series(1, 5000) AS i
                     """)
@@ -85,8 +82,8 @@ extension DatabaseTests {
             }
         }
 
-        @Test func missingDirectoryIsNamed() throws {
-            try TestDatabase.with(migrated: false) { database throws in
+        @Test func missingDirectoryIsNamed() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
                 let error = caught { () throws(StoreError) in
                     _ = try Migrator.migrate(
                         conninfo: database.conninfo(), directory: "/nonexistent/chatterd-migrations")
@@ -96,11 +93,11 @@ extension DatabaseTests {
             }
         }
 
-        @Test func failingMigrationIsNamedAndLeavesNothingBehind() throws {
+        @Test func failingMigrationIsNamedAndLeavesNothingBehind() async throws {
             let scratch = try ScratchDirectory(copying: directory)
             defer { scratch.remove() }
             try scratch.write("0099_broken.sql", "CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table;\n")
-            try TestDatabase.with(migrated: false) { database throws in
+            try await TestDatabase.with(migrated: false) { database throws in
                 let error = caught { () throws(StoreError) in
                     _ = try Migrator.migrate(conninfo: database.conninfo(), directory: scratch.path)
                 }
@@ -116,11 +113,11 @@ extension DatabaseTests {
             }
         }
 
-        @Test func fileThatCommitsByItselfIsRefused() throws {
+        @Test func fileThatCommitsByItselfIsRefused() async throws {
             let scratch = try ScratchDirectory(copying: directory)
             defer { scratch.remove() }
             try scratch.write("0099_commits.sql", "CREATE TABLE t (x int); COMMIT;")
-            try TestDatabase.with(migrated: false) { database throws in
+            try await TestDatabase.with(migrated: false) { database throws in
                 let error = caught { () throws(StoreError) in
                     _ = try Migrator.migrate(conninfo: database.conninfo(), directory: scratch.path)
                 }

@@ -27,21 +27,21 @@ extension DatabaseTests {
             WHERE datname = current_database() AND wait_event = 'advisory'
             """
 
-        @Test func aBatchThatCommitsFirstIsAnsweredAfterTheBatchAheadOfIt() throws {
-            try withHeldFirstBatch { run throws in
+        @Test func aBatchThatCommitsFirstIsAnsweredAfterTheBatchAheadOfIt() async throws {
+            try await withHeldFirstBatch { run throws in
                 #expect(try run.database.column("SELECT message FROM chatts") == ["second"], "committed, unanswered")
-                run.gate.release()
-                let answers = run.answers()
+                await run.gate.release()
+                let answers = await run.answers()
                 #expect(answers.map(\.message) == ["held", "second"])
                 #expect(answers.map { $0.stored?.chatts.map(\.chatt.message) } == [["held"], ["second"]])
                 #expect(try run.database.column("SELECT message FROM chatts ORDER BY time, seq") == ["held", "second"])
             }
         }
 
-        @Test func aBatchAheadThatLosesItsConnectionIsUnavailableAndTheNextIsStillAnswered() throws {
-            try withHeldFirstBatch { run throws in
+        @Test func aBatchAheadThatLosesItsConnectionIsUnavailableAndTheNextIsStillAnswered() async throws {
+            try await withHeldFirstBatch { run throws in
                 #expect(try run.database.column(Self.terminateHeldCommitSQL) == ["1"])
-                let answers = run.answers()
+                let answers = await run.answers()
                 #expect(answers.map(\.message) == ["held", "second"])
                 #expect(answers[0].error?.repositoryError.kind == .unavailable)
                 #expect(answers[1].stored?.chatts.map(\.chatt.message) == ["second"])
@@ -51,57 +51,59 @@ extension DatabaseTests {
 
         /// The server's statement timeout stops at the commit (PostgreSQL disables it before committing), so only
         /// the batch's own deadline ends a commit that never comes back, as behind a silent network partition.
-        @Test func aCommitThatOutlivesTheBatchDeadlineIsUnavailableAndItsConnectionDropped() throws {
-            try TestDatabase.with { database throws in
+        @Test func aCommitThatOutlivesTheBatchDeadlineIsUnavailableAndItsConnectionDropped() async throws {
+            try await TestDatabase.with { database throws in
                 for statement in Self.holdCommitSQL { _ = try database.column(statement) }
                 let pool = database.pool(size: 2, acquireTimeout: .milliseconds(200), statementTimeout: .milliseconds(300))
                 defer { pool.close() }
                 let batcher = InsertBatcher(pool: pool)
-                let gate = try Self.gate(in: database)
-                defer { gate.release() }
-                let held = caught { () throws(StoreError) in try batcher.insert(NewChatt(name: "n", message: "held")) }
+                let gate = try await Self.gate(in: database)
+                defer { gate.letGo() }
+                let held = await caughtAsync { () async throws(StoreError) in
+                    _ = try await batcher.store(NewChatt(name: "n", message: "held"))
+                }
                 #expect(held?.code == .timedOut)
                 #expect(held?.repositoryError.kind == .unavailable)
                 #expect(pool.stats.idle + pool.stats.inUse == 0, "the connection was given up")
-                try batcher.insert(NewChatt(name: "n", message: "next"))
+                _ = try await batcher.store(NewChatt(name: "n", message: "next"))
                 #expect(try database.column("SELECT message FROM chatts") == ["next"])
             }
         }
 
         /// Holds the gate, from another session, until released.
-        static func gate(in database: TestDatabase) throws -> ConnectionHolder {
+        static func gate(in database: TestDatabase) async throws -> ConnectionHolder {
             let gate = ConnectionHolder(
                 database.pool(size: 1),
-                setUp: { connection throws(StoreError) in
-                    _ = try connection.query("SELECT pg_advisory_lock(\(Self.gateKey))")
+                setUp: { session throws(StoreError) in
+                    _ = try await session.query("SELECT pg_advisory_lock(\(Self.gateKey))")
                 },
-                tearDown: { connection in _ = try? connection.query("SELECT pg_advisory_unlock_all()") })
-            try #require(gate.waitUntilHeld())
+                tearDown: { session in _ = try? await session.query("SELECT pg_advisory_unlock_all()") })
+            try #require(await gate.waitUntilHeld())
             return gate
         }
 
         /// One post per batch: `held` (whose commit waits for the gate) and then `second`, which `body` gets
         /// once `second` has committed and before either is answered.
-        private func withHeldFirstBatch(_ body: (HeldRun) throws -> Void) throws {
-            try TestDatabase.with { database throws in
+        private func withHeldFirstBatch(_ body: (HeldRun) async throws -> Void) async throws {
+            try await TestDatabase.with { database throws in
                 for statement in Self.holdCommitSQL { _ = try database.column(statement) }
                 let pool = database.pool(size: 4)
                 defer { pool.close() }
-                let firstInserted = DispatchSemaphore(value: 0)
-                let secondSettled = DispatchSemaphore(value: 0)
+                let firstInserted = Promise<Void>()
+                let secondSettled = Promise<Void>()
                 let batcher = InsertBatcher(pool: pool) { event in
-                    if event == .inserted(0) { firstInserted.signal() }
-                    if event == .settled(1) { secondSettled.signal() }
+                    if event == .inserted(0) { firstInserted.fulfil(()) }
+                    if event == .settled(1) { secondSettled.fulfil(()) }
                 }
-                let gate = try Self.gate(in: database)
-                defer { gate.release() }
+                let gate = try await Self.gate(in: database)
+                defer { gate.letGo() }
                 let run = HeldRun(database: database, gate: gate)
                 run.store("held", in: batcher)
-                try #require(firstInserted.wait(timeout: .now() + 5) == .success)
+                try #require(await firstInserted.value(within: .seconds(5)) != nil)
                 run.store("second", in: batcher)
-                try #require(secondSettled.wait(timeout: .now() + 5) == .success)
-                #expect(run.answered.withLock { $0 }.isEmpty, "the second batch waits for the first")
-                try body(run)
+                try #require(await secondSettled.value(within: .seconds(5)) != nil)
+                #expect(run.answered.isEmpty, "the second batch waits for the first")
+                try await body(run)
             }
         }
     }
@@ -118,8 +120,8 @@ private struct HeldRun {
 
     let database: TestDatabase
     let gate: ConnectionHolder
-    let answered = Locked<[Answer]>([])
-    private let done = DispatchGroup()
+    private let answeredSoFar = Locked<[Answer]>([])
+    private let pending = Locked<[Promise<Void>]>([])
 
     init(database: TestDatabase, gate: ConnectionHolder) {
         self.database = database
@@ -127,16 +129,22 @@ private struct HeldRun {
     }
 
     func store(_ message: String, in batcher: InsertBatcher) {
-        done.enter()
-        batcher.store(NewChatt(name: "n", message: message)) { [answered, done] outcome in
-            answered.withLock { $0.append(Answer(message: message, outcome: outcome)) }
-            done.leave()
+        let done = Promise<Void>()
+        pending.withLock { $0.append(done) }
+        batcher.store(NewChatt(name: "n", message: message)) { [answeredSoFar] outcome in
+            answeredSoFar.withLock { $0.append(Answer(message: message, outcome: outcome)) }
+            done.fulfil(())
         }
     }
 
-    /// Every answer, once both posts have one.
-    func answers() -> [Answer] {
-        done.wait()
-        return answered.withLock { $0 }
+    /// The answers so far, in the order they came.
+    var answered: [Answer] {
+        answeredSoFar.withLock { $0 }
+    }
+
+    /// Every answer, in the order they came, once both posts have one (each waited for 10 s at most).
+    func answers() async -> [Answer] {
+        for done in pending.withLock({ $0 }) { _ = await done.value() }
+        return answered
     }
 }

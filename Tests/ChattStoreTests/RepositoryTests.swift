@@ -11,44 +11,44 @@ extension DatabaseTests {
 
         /// Runs `body` with a repository on a fresh, migrated database.
         func withRepository(
-            extra: [String: String] = [:], _ body: (PostgresChattRepository, TestDatabase) throws -> Void
-        ) throws {
-            try TestDatabase.with { database throws in
+            extra: [String: String] = [:], _ body: (PostgresChattRepository, TestDatabase) async throws -> Void
+        ) async throws {
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(extra: extra)
                 defer { pool.close() }
-                try body(PostgresChattRepository(pool: pool), database)
+                try await body(PostgresChattRepository(pool: pool), database)
             }
         }
 
-        @Test func emptyStoreHasNoChatts() throws {
-            try withRepository { repository, _ throws in
-                try repository.ping()
-                #expect(try repository.all() == [])
+        @Test func emptyStoreHasNoChatts() async throws {
+            try await withRepository { repository, _ throws in
+                try await repository.ping(before: .soon)
+                #expect(try await repository.all() == [])
             }
         }
 
-        @Test func versionChangesWithEveryPostAndMatchesTheSnapshot() throws {
-            try withRepository { repository, _ throws in
-                let empty = try repository.version()
+        @Test func versionChangesWithEveryPostAndMatchesTheSnapshot() async throws {
+            try await withRepository { repository, _ throws in
+                let empty = try await repository.version(before: .soon)
                 #expect(empty == ChattsVersion(count: 0, lastSequence: 0))
-                try repository.add(NewChatt(name: "a", message: "1"))
-                let one = try repository.version()
+                try await repository.add(NewChatt(name: "a", message: "1"))
+                let one = try await repository.version(before: .soon)
                 #expect(one.count == 1 && one != empty)
-                #expect(try repository.snapshot().version == one)
-                try repository.add(NewChatt(name: "b", message: "2"))
-                let two = try repository.version()
+                #expect(try await repository.fullRead().version == one)
+                try await repository.add(NewChatt(name: "b", message: "2"))
+                let two = try await repository.version(before: .soon)
                 #expect(two.count == 2 && two.lastSequence > one.lastSequence)
-                #expect(try repository.snapshot().version == two)
+                #expect(try await repository.fullRead().version == two)
             }
         }
 
-        @Test func addedChattsComeBackInWireForm() throws {
+        @Test func addedChattsComeBackInWireForm() async throws {
             // A session time zone far from UTC proves the timestamp is rendered in UTC regardless.
-            try withRepository(extra: ["options": "-c TimeZone=Asia/Kathmandu"]) { repository, database throws in
+            try await withRepository(extra: ["options": "-c TimeZone=Asia/Kathmandu"]) { repository, database throws in
                 let geodata = #"[42.2936,-83.7166,"North","walking"]"#
-                try repository.add(NewChatt(name: "alice", message: "hi", geodata: geodata))
-                try repository.add(NewChatt(name: "bob", message: "no location", geodata: nil))
-                let chatts = try repository.all()
+                try await repository.add(NewChatt(name: "alice", message: "hi", geodata: geodata))
+                try await repository.add(NewChatt(name: "bob", message: "no location", geodata: nil))
+                let chatts = try await repository.all()
                 try #require(chatts.count == 2)
                 #expect(chatts.map(\.name) == ["alice", "bob"])
                 #expect(chatts.map(\.message) == ["hi", "no location"])
@@ -72,25 +72,25 @@ extension DatabaseTests {
             "[0,0,\"e\u{301}\",\"\u{e9}\"]",
             "[0,0,\"👨‍👩‍👧‍👦\",\"\u{200B}\u{FEFF}\"]",
         ])
-        func geodataIsStoredByteForByte(geodata: String) throws {
-            try withRepository { repository, _ throws in
-                try repository.add(NewChatt(name: "g", message: "", geodata: geodata))
-                let stored = try #require(try repository.all().first?.geodata)
+        func geodataIsStoredByteForByte(geodata: String) async throws {
+            try await withRepository { repository, _ throws in
+                try await repository.add(NewChatt(name: "g", message: "", geodata: geodata))
+                let stored = try #require(try await repository.all().first?.geodata)
                 // Compare bytes: String == treats canonically equivalent forms (é vs e + U+0301) as equal.
                 #expect(Array(stored.utf8) == Array(geodata.utf8))
             }
         }
 
-        @Test func lengthsCountUnicodeScalars() throws {
+        @Test func lengthsCountUnicodeScalars() async throws {
             let family = "👨‍👩‍👧‍👦"  // 7 scalars, 1 Character
             let name32 = String(repeating: family, count: 4) + "\u{e9}\u{e9}\u{e9}\u{e9}"
             let decomposed32 = String(repeating: "e\u{301}", count: 16)  // 16 Characters, 32 scalars
-            try withRepository { repository, _ throws in
+            try await withRepository { repository, _ throws in
                 for name in [name32, decomposed32] {
                     #expect(name.unicodeScalars.count == 32)
-                    try repository.add(NewChatt(name: name, message: String(repeating: "ü", count: 255)))
+                    try await repository.add(NewChatt(name: name, message: String(repeating: "ü", count: 255)))
                 }
-                let stored = try repository.all()
+                let stored = try await repository.all()
                 #expect(stored.map { Array($0.name.utf8) } == [Array(name32.utf8), Array(decomposed32.utf8)])
 
                 let rejected = [
@@ -100,74 +100,78 @@ extension DatabaseTests {
                     NewChatt(name: "g", message: "", geodata: String(repeating: "9", count: 256)),
                 ]
                 for chatt in rejected {
-                    #expect(caught { () throws(RepositoryError) in try repository.add(chatt) }?.kind == .rejected)
+                    #expect(await caughtAsync { () async throws(RepositoryError) in try await repository.add(chatt) }?
+                        .kind == .rejected)
                 }
-                #expect(try repository.all().count == 2)
+                #expect(try await repository.all().count == 2)
             }
         }
 
-        @Test func overlongOrEmptyNameIsRejectedByTheDatabase() throws {
-            try withRepository { repository, _ throws in
-                let tooLong = caught { () throws(RepositoryError) in
-                    try repository.add(NewChatt(name: String(repeating: "a", count: 33), message: "m"))
+        @Test func overlongOrEmptyNameIsRejectedByTheDatabase() async throws {
+            try await withRepository { repository, _ throws in
+                let tooLong = await caughtAsync { () async throws(RepositoryError) in
+                    try await repository.add(NewChatt(name: String(repeating: "a", count: 33), message: "m"))
                 }
                 #expect(tooLong?.kind == .rejected)
-                let empty = caught { () throws(RepositoryError) in
-                    try repository.add(NewChatt(name: "", message: "m"))
+                let empty = await caughtAsync { () async throws(RepositoryError) in
+                    try await repository.add(NewChatt(name: "", message: "m"))
                 }
                 #expect(empty?.kind == .rejected)
-                #expect(try repository.all() == [])
+                #expect(try await repository.all() == [])
             }
         }
 
-        @Test func nulIsRejectedInsteadOfTruncated() throws {
-            try withRepository { repository, _ throws in
-                let error = caught { () throws(RepositoryError) in
-                    try repository.add(NewChatt(name: "a\u{0}b", message: "m"))
+        @Test func nulIsRejectedInsteadOfTruncated() async throws {
+            try await withRepository { repository, _ throws in
+                let error = await caughtAsync { () async throws(RepositoryError) in
+                    try await repository.add(NewChatt(name: "a\u{0}b", message: "m"))
                 }
                 #expect(error?.kind == .rejected)
-                #expect(try repository.all() == [])
+                #expect(try await repository.all() == [])
             }
         }
 
-        @Test func injectionLookingStringsAreStoredAsData() throws {
+        @Test func injectionLookingStringsAreStoredAsData() async throws {
             let payloads = [
                 "x'); DROP TABLE chatts; --", "$1", "\\", "' OR '1'='1", "\"; SELECT pg_sleep(10); --", "%s%n",
             ]
-            try withRepository { repository, _ throws in
+            try await withRepository { repository, _ throws in
                 for payload in payloads {
-                    try repository.add(NewChatt(name: String(payload.prefix(32)), message: payload, geodata: payload))
+                    let chatt = NewChatt(name: String(payload.prefix(32)), message: payload, geodata: payload)
+                    try await repository.add(chatt)
                 }
-                let stored = try repository.all()
+                let stored = try await repository.all()
                 #expect(stored.map(\.message) == payloads)
                 #expect(stored.map(\.geodata) == payloads)
             }
         }
 
-        @Test func postingOrderHoldsForManyQuickInserts() throws {
-            try withRepository { repository, _ throws in
+        @Test func postingOrderHoldsForManyQuickInserts() async throws {
+            try await withRepository { repository, _ throws in
                 for index in 0..<300 {
-                    try repository.add(NewChatt(name: "n", message: "\(index)"))
+                    try await repository.add(NewChatt(name: "n", message: "\(index)"))
                 }
-                let stored = try repository.all()
+                let stored = try await repository.all()
                 #expect(stored.map(\.message) == (0..<300).map { "\($0)" })
                 #expect(stored.map(\.timestamp) == stored.map(\.timestamp).sorted())
             }
         }
 
-        @Test func concurrentAddsAreEachStoredExactlyOnce() throws {
-            try withRepository { repository, _ throws in
-                let failures = Locked<[RepositoryError]>([])
-                onThreads(20) { thread in
+        @Test func concurrentAddsAreEachStoredExactlyOnce() async throws {
+            try await withRepository { repository, _ throws in
+                let failures = await concurrently(20) { poster in
+                    var failures: [RepositoryError] = []
                     for index in 0..<10 {
-                        let chatt = NewChatt(name: "t\(thread)", message: "\(thread)-\(index)")
-                        if let error = caught({ () throws(RepositoryError) in try repository.add(chatt) }) {
-                            failures.withLock { $0.append(error) }
+                        let chatt = NewChatt(name: "t\(poster)", message: "\(poster)-\(index)")
+                        let error = await caughtAsync { () async throws(RepositoryError) in
+                            try await repository.add(chatt)
                         }
+                        if let error { failures.append(error) }
                     }
+                    return failures
                 }
-                #expect(failures.withLock { $0 } == [])
-                let stored = try repository.all()
+                #expect(failures.flatMap { $0 } == [])
+                let stored = try await repository.all()
                 #expect(stored.count == 200)
                 let expected = Set((0..<20).flatMap { thread in (0..<10).map { "\(thread)-\($0)" } })
                 #expect(Set(stored.map(\.message)) == expected)
@@ -188,32 +192,32 @@ extension DatabaseTests {
         static let preparedSQL = "SELECT count(*)::text FROM pg_prepared_statements"
 
         /// How many statements the pool's only session holds prepared after a single and a batch insert.
-        private func preparedAfterInserts(preparesStatements: Bool) throws -> [String?] {
-            try TestDatabase.with { database throws in
+        private func preparedAfterInserts(preparesStatements: Bool) async throws -> [String?] {
+            try await TestDatabase.with { database throws in
                 let pool = PGConnectionPool(
                     conninfo: database.conninfo(), size: 1, preparesStatements: preparesStatements)
                 defer { pool.close() }
                 let repository = PostgresChattRepository(pool: pool)
-                try repository.add(NewChatt(name: "one", message: "alone"))
+                try await repository.add(NewChatt(name: "one", message: "alone"))
                 // A refused row makes the batch retry row by row, which uses the other statement.
                 let batch = [
                     NewChatt(name: "ok", message: "kept"), NewChatt(name: String(repeating: "n", count: 40), message: "x"),
                 ]
-                onThreads(batch.count) { index in _ = try? repository.add(batch[index]) }
-                #expect(try repository.all().map(\.name).contains("ok"))
-                return try pool.withConnection { connection throws(StoreError) in
-                    let result = try connection.query(Self.preparedSQL)
+                _ = await concurrently(batch.count) { index in try? await repository.add(batch[index]) }
+                #expect(try await repository.all().map(\.name).contains("ok"))
+                return try await pool.withSession(before: .soon) { session throws(StoreError) in
+                    let result = try await session.query(Self.preparedSQL)
                     return [result.string(row: 0, column: 0)]
                 }
             }
         }
 
-        @Test func aPoolThatDoesNotPrepareLeavesNoStatementInItsSession() throws {
-            #expect(try preparedAfterInserts(preparesStatements: false) == ["0"])
+        @Test func aPoolThatDoesNotPrepareLeavesNoStatementInItsSession() async throws {
+            #expect(try await preparedAfterInserts(preparesStatements: false) == ["0"])
         }
 
-        @Test func aDirectPoolKeepsItsInsertPrepared() throws {
-            let prepared = try preparedAfterInserts(preparesStatements: true)
+        @Test func aDirectPoolKeepsItsInsertPrepared() async throws {
+            let prepared = try await preparedAfterInserts(preparesStatements: true)
             #expect(prepared == ["1"] || prepared == ["2"], "\(prepared)")
         }
     }

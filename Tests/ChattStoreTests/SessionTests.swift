@@ -1,20 +1,15 @@
 import ChattModel
 @testable import ChattStore
-import Dispatch
-import Foundation
-import Locking
 import Testing
 
 extension DatabaseTests {
     /// Statements run from the pool's readiness loop (`PGConnectionPool.withSession`): nobody's thread blocks.
     @Suite struct SessionTests {
-        static let soon = DispatchTime.now() + 30
-
         @Test func aSessionRunsStatementsWithParametersAndGivesTheConnectionBack() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
-                let values = try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                let values = try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                     let sum = try await session.query("SELECT $1::int + $2::int", ["40", "2"])
                     let text = try await session.query("SELECT $1::text", ["héllo"])
                     return [sum.string(row: 0, column: 0), text.string(row: 0, column: 0)]
@@ -25,18 +20,18 @@ extension DatabaseTests {
         }
 
         @Test func aFailedStatementReportsItsStateAndLeavesTheConnectionUsable() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
                 let error = await caughtAsync { () async throws(StoreError) in
-                    _ = try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                    _ = try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                         try await session.query("SELECT 1/0")
                     }
                 }
                 #expect(error?.code == .queryFailed)
                 #expect(error?.sqlState == "22012")
                 #expect(pool.stats.idle == 1)
-                let again = try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                let again = try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                     try await session.query("SELECT 'again'").string(row: 0, column: 0)
                 }
                 #expect(again == "again")
@@ -44,11 +39,12 @@ extension DatabaseTests {
         }
 
         @Test func resultsAndParametersLargerThanTheSocketBuffersArriveWhole() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
                 let big = String(repeating: "0123456789", count: 400_000)
-                let (echoed, rows) = try await pool.withSession(before: .now() + 20) { session throws(StoreError) in
+                let deadline = ContinuousClock.now + .seconds(20)
+                let (echoed, rows) = try await pool.withSession(before: deadline) { session throws(StoreError) in
                     let echo = try await session.query("SELECT length($1::text)", [big])
                     let many = try await session.query("SELECT g, repeat('x', 100) FROM generate_series(1, 50000) g")
                     return (echo.string(row: 0, column: 0), many)
@@ -60,13 +56,13 @@ extension DatabaseTests {
         }
 
         @Test func manyMoreSessionsThanConnectionsAllFinish() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 2, acquireTimeout: .seconds(20))
                 defer { pool.close() }
                 let answers = try await withThrowingTaskGroup(of: String?.self) { group in
                     for index in 0..<200 {
                         group.addTask {
-                            try await pool.withSession(before: .now() + 20) { session throws(StoreError) in
+                            try await pool.withSession(before: .now + .seconds(20)) { session throws(StoreError) in
                                 try await session.query("SELECT $1::text", [String(index)]).string(row: 0, column: 0)
                             }
                         }
@@ -79,21 +75,21 @@ extension DatabaseTests {
         }
 
         @Test func aStatementPastItsDeadlineTimesOutAndItsConnectionIsDropped() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
-                let locker = try ConnectionHolder.lockingChatts(in: database)
-                defer { locker.release() }
+                let locker = try await ConnectionHolder.lockingChatts(in: database)
+                defer { locker.letGo() }
                 let error = await caughtAsync { () async throws(StoreError) in
-                    _ = try await pool.withSession(before: .now() + .milliseconds(300)) { session throws(StoreError) in
+                    _ = try await pool.withSession(before: .now + .milliseconds(300)) { session throws(StoreError) in
                         try await session.query("SELECT count(*) FROM chatts")
                     }
                 }
                 #expect(error?.code == .timedOut)
                 #expect(error?.repositoryError.kind == .unavailable)
                 #expect(pool.stats == PGConnectionPool.Stats(size: 1, inUse: 0, idle: 0), "the connection was dropped")
-                locker.release()
-                let count = try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                await locker.release()
+                let count = try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                     try await session.query("SELECT count(*) FROM chatts").string(row: 0, column: 0)
                 }
                 #expect(count == "0")
@@ -101,43 +97,43 @@ extension DatabaseTests {
         }
 
         @Test func waitingForAConnectionEndsAtTheAcquireTimeout() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1, acquireTimeout: .milliseconds(200))
                 defer { pool.close() }
                 let holder = ConnectionHolder(pool)
-                defer { holder.release() }
-                try #require(holder.waitUntilHeld())
+                defer { holder.letGo() }
+                try #require(await holder.waitUntilHeld())
                 let error = await caughtAsync { () async throws(StoreError) in
-                    try await pool.withSession(before: .now() + 5) { _ throws(StoreError) in }
+                    try await pool.withSession(before: .now + .seconds(5)) { _ throws(StoreError) in }
                 }
                 #expect(error?.code == .poolTimeout)
                 #expect(pool.stats.waiting == 0)
-                holder.release()
-                try await pool.withSession(before: .now() + 5) { _ throws(StoreError) in }
+                await holder.release()
+                try await pool.withSession(before: .now + .seconds(5)) { _ throws(StoreError) in }
             }
         }
 
         @Test func aSessionWaitingForAConnectionGetsTheOneGivenBack() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1, acquireTimeout: .seconds(10))
                 defer { pool.close() }
                 let holder = ConnectionHolder(pool)
-                try #require(holder.waitUntilHeld())
-                async let answer = pool.withSession(before: .now() + 10) { session throws(StoreError) in
+                try #require(await holder.waitUntilHeld())
+                async let answer = pool.withSession(before: .now + .seconds(10)) { session throws(StoreError) in
                     try await session.query("SELECT 'mine'").string(row: 0, column: 0)
                 }
-                try #require(await Self.eventually { pool.stats.waiting == 1 })
-                holder.release()
+                try #require(await waitUntil { pool.stats.waiting == 1 })
+                await holder.release()
                 #expect(try await answer == "mine")
             }
         }
 
         @Test func aKilledBackendIsUnavailableAndReplaced() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
                 let error = await caughtAsync { () async throws(StoreError) in
-                    try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                    try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                         _ = try await session.query("SELECT 1")
                         _ = try terminateBackends(of: database)
                         _ = try await session.query("SELECT 2")
@@ -145,61 +141,33 @@ extension DatabaseTests {
                 }
                 #expect(error?.repositoryError.kind == .unavailable)
                 #expect(pool.stats == PGConnectionPool.Stats(size: 1, inUse: 0, idle: 0))
-                try await pool.withSession(before: .now() + 5) { session throws(StoreError) in
+                try await pool.withSession(before: .now + .seconds(5)) { session throws(StoreError) in
                     _ = try await session.query("SELECT 3")
                 }
             }
         }
 
         @Test func aClosedPoolRefusesSessions() async throws {
-            try await TestDatabase.withAsync { database in
+            try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 pool.close()
                 let error = await caughtAsync { () async throws(StoreError) in
-                    try await pool.withSession(before: .now() + 5) { _ throws(StoreError) in }
+                    try await pool.withSession(before: .now + .seconds(5)) { _ throws(StoreError) in }
                 }
                 #expect(error?.code == .poolClosed)
             }
         }
-
-        /// Whether `condition` holds within 5 s, looking every 5 ms.
-        static func eventually(_ condition: () -> Bool) async -> Bool {
-            for _ in 0..<1000 {
-                if condition() { return true }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            return condition()
-        }
     }
 }
 
-@Suite struct UnreachableSessionTests {
+@Suite(.onDispatch) struct UnreachableSessionTests {
     @Test func aHungServerEndsTheWaitAtTheAcquireTimeoutAndTheConnectFinishesAlone() async throws {
         let listener = try SilentListener()
         let pool = PGConnectionPool(
             conninfo: "host=127.0.0.1 port=\(listener.port) dbname=x user=x", size: 1, acquireTimeout: .milliseconds(200))
         let error = await caughtAsync { () async throws(StoreError) in
-            try await pool.withSession(before: .now() + 5) { _ throws(StoreError) in }
+            try await pool.withSession(before: .now + .seconds(5)) { _ throws(StoreError) in }
         }
         #expect(error?.code == .poolTimeout)
-    }
-}
-
-extension TestDatabase {
-    /// `with` for async tests.
-    static func withAsync(_ body: (TestDatabase) async throws -> Void) async throws {
-        let database = try TestDatabase.create()
-        defer { database.drop() }
-        try await body(database)
-    }
-}
-
-/// The error `body` threw, or nil when it returned normally.
-func caughtAsync<E: Error>(_ body: () async throws(E) -> Void) async -> E? {
-    do {
-        try await body()
-        return nil
-    } catch {
-        return error
     }
 }

@@ -19,10 +19,10 @@ struct TestDatabase {
     private let admin: String
 
     /// Creates a fresh database (migrated unless told otherwise), runs `body`, then drops it.
-    static func with<T>(migrated: Bool = true, _ body: (TestDatabase) throws -> T) throws -> T {
+    static func with<T>(migrated: Bool = true, _ body: (TestDatabase) async throws -> T) async throws -> T {
         let database = try create(migrated: migrated)
         defer { database.drop() }
-        return try body(database)
+        return try await body(database)
     }
 
     /// Creates a fresh database (migrated unless told otherwise); `drop()` removes it.
@@ -78,23 +78,21 @@ struct TestDatabase {
 
     /// Runs one query on a fresh connection to this database and returns the first column of each row.
     func column(_ sql: String, _ parameters: [String?] = []) throws -> [String?] {
-        let pool = pool(size: 1)
-        defer { pool.close() }
-        return try pool.withConnection { connection throws(StoreError) in
-            let result = try connection.query(sql, parameters)
-            return (0..<result.rowCount).map { result.string(row: $0, column: 0) }
-        }
+        let result = try Self.plainConnection(conninfo()).query(sql, parameters)
+        return (0..<result.rowCount).map { result.string(row: $0, column: 0) }
+    }
+
+    /// A connection of the test's own, outside any pool: its statements block, as an administrator's would.
+    static func plainConnection(_ conninfo: String) throws(StoreError) -> PGConnection {
+        try PGConnection(parameters: ConnectionParameters(conninfo: conninfo, statementTimeout: .seconds(5)))
     }
 
     /// Has the server quote our name into a statement, then runs that statement on the admin database.
     /// (Identifiers cannot be parameters; format's %I quotes them, so nothing is spliced in by hand.)
     private func adminStatement(_ template: String) throws {
-        let pool = PGConnectionPool(conninfo: admin, size: 1)
-        defer { pool.close() }
-        try pool.withConnection { connection throws(StoreError) in
-            let statement = try connection.query(template, [name])
-            _ = try connection.query(try statement.requiredString(row: 0, column: 0, name: "format"))
-        }
+        let connection = try Self.plainConnection(admin)
+        let statement = try connection.query(template, [name])
+        _ = try connection.query(try statement.requiredString(row: 0, column: 0, name: "format"))
     }
 }
 
@@ -102,6 +100,16 @@ struct TestDatabase {
 func caught<E: Error>(_ body: () throws(E) -> Void) -> E? {
     do {
         try body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// `caught` for a body that suspends.
+func caughtAsync<E: Error>(_ body: () async throws(E) -> Void) async -> E? {
+    do {
+        try await body()
         return nil
     } catch {
         return error
@@ -122,7 +130,8 @@ extension RepositoryError {
     }
 }
 
-/// Runs `body(index)` on `count` separate threads at once and waits for all of them.
+/// Runs `body(index)` on `count` separate threads at once and waits for all of them (for blocking work: the
+/// migrator's, on plain connections).
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
@@ -135,14 +144,50 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
+/// Runs `body(index)` for every index in `0..<count`, all at once, each a task, and returns what they gave (in the
+/// order they finished).
+func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) async -> T) async -> [T] {
+    await withTaskGroup(of: T.self) { callers in
+        for index in 0..<count { callers.addTask { await body(index) } }
+        return await callers.reduce(into: []) { $0.append($1) }
+    }
+}
+
+/// Runs `body` on a new thread (for a blocking call); the group is left when it returns.
+func inBackground(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
+    let group = DispatchGroup()
+    group.enter()
+    Thread {
+        body()
+        group.leave()
+    }.start()
+    return group
+}
+
 /// The seconds `body` took.
-func seconds(_ body: () throws -> Void) rethrows -> Double {
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let start = ContinuousClock.now
-    try body()
+    try await body()
     let elapsed = ContinuousClock.now - start
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-/// Integration suites run one test at a time (they share one server) and only when a database is configured.
-@Suite(.serialized, .enabled(if: TestDatabase.isConfigured, "set CHATTERD_TEST_DATABASE_URL to run"))
+extension ContinuousClock.Instant {
+    /// A deadline for a database call that no passing test reaches.
+    static var soon: Self { .now + .seconds(30) }
+}
+
+/// Polls `condition` every 5 ms; false if it is still false after 5 s.
+func waitUntil(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+/// Integration suites run one test at a time (they share one server), on Dispatch's threads (see `OnDispatch`),
+/// and only when a database is configured.
+@Suite(.serialized, .enabled(if: TestDatabase.isConfigured, "set CHATTERD_TEST_DATABASE_URL to run"), .onDispatch)
 enum DatabaseTests {}

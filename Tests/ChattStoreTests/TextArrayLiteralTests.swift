@@ -18,8 +18,8 @@ import Testing
 
 extension DatabaseTests {
     @Suite struct TextArrayLiteralRoundTripTests {
-        @Test func serverReadsBackExactlyTheValuesSent() throws {
-            try TestDatabase.with(migrated: false) { database throws in
+        @Test func serverReadsBackExactlyTheValuesSent() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
                 let values = TextArrayLiteralTests.awkward
                 let stored = try database.column(
                     "SELECT value FROM unnest($1::text[]) WITH ORDINALITY AS t(value, position) ORDER BY position",

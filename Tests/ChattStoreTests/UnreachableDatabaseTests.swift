@@ -4,45 +4,60 @@ import Foundation
 import Testing
 
 /// Failures that need no running database, so they always run.
-@Suite struct UnreachableDatabaseTests {
+@Suite(.onDispatch) struct UnreachableDatabaseTests {
     @Test(arguments: [
         "host=127.0.0.1 port=1 dbname=chatterd user=chatterd",
         "postgresql:///chatterd?host=/nonexistent-chatterd-sockets&port=5999",
     ])
-    func unreachableDatabaseIsUnavailableQuickly(conninfo: String) throws {
+    func unreachableDatabaseIsUnavailableQuickly(conninfo: String) async throws {
         let pool = PGConnectionPool(conninfo: conninfo)
         let repository = PostgresChattRepository(pool: pool)
         var error: RepositoryError?
-        let elapsed = seconds {
-            error = caught { () throws(RepositoryError) in try repository.add(NewChatt(name: "a", message: "b")) }
+        let elapsed = await seconds {
+            error = await caughtAsync { () async throws(RepositoryError) in
+                try await repository.add(NewChatt(name: "a", message: "b"))
+            }
         }
         #expect(error?.kind == .unavailable)
         #expect(elapsed < 1, "\(elapsed) s")
         // Right after a failed connect the pool backs off instead of trying again...
-        let second = caught { () throws(StoreError) in try pool.withConnection { _ in } }
+        let second = await Self.sessionError(pool)
         #expect(second?.code == .backingOff)
         #expect(second?.repositoryError.kind == .unavailable)
         // ...and tries again once the first wait (0.1 s) is over.
-        Thread.sleep(forTimeInterval: 0.15)
-        let third = caught { () throws(StoreError) in try pool.withConnection { _ in } }
+        try await Task.sleep(for: .milliseconds(150))
+        let third = await Self.sessionError(pool)
         #expect(third?.code == .connectFailed)
         #expect(pool.stats == PGConnectionPool.Stats(size: 4, inUse: 0, idle: 0))
     }
 
-    @Test func hungServerTimesOutWithinTheConnectTimeout() throws {
+    @Test func hungServerTimesOutWithinTheConnectTimeout() async throws {
         let listener = try SilentListener()
+        // Waiting longer for a connection than libpq waits for its connect, so that the connect's end is seen.
         let repository = PostgresChattRepository(
-            pool: PGConnectionPool(conninfo: "host=127.0.0.1 port=\(listener.port) dbname=x user=x"))
+            pool: PGConnectionPool(
+                conninfo: "host=127.0.0.1 port=\(listener.port) dbname=x user=x", acquireTimeout: .seconds(10)))
         var error: RepositoryError?
-        let elapsed = seconds { error = caught { () throws(RepositoryError) in try repository.ping() } }
+        let elapsed = await seconds {
+            error = await caughtAsync { () async throws(RepositoryError) in
+                try await repository.ping(before: .now + .seconds(10))
+            }
+        }
         #expect(error?.kind == .unavailable)
         #expect(elapsed > 2.5 && elapsed < 4.5, "connect_timeout=3 bounds the wait: \(elapsed) s")
     }
 
-    @Test func invalidConninfoIsAServerFault() {
+    @Test func invalidConninfoIsAServerFault() async {
         let pool = PGConnectionPool(conninfo: "host=x bogus_keyword=1")
-        let error = caught { () throws(StoreError) in try pool.withConnection { _ in } }
+        let error = await Self.sessionError(pool)
         #expect(error?.code == .invalidConninfo)
         #expect(error?.repositoryError.kind == .failed)
+    }
+
+    /// Why an empty session on `pool` failed, or nil.
+    private static func sessionError(_ pool: PGConnectionPool) async -> StoreError? {
+        await caughtAsync { () async throws(StoreError) in
+            try await pool.withSession(before: .soon) { _ throws(StoreError) in }
+        }
     }
 }

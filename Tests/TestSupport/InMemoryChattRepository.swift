@@ -1,6 +1,4 @@
 import ChattModel
-import Dispatch
-import Foundation
 import Locking
 
 /// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
@@ -38,19 +36,14 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.chatts }
     }
 
-    @discardableResult
-    public func add(_ chatt: NewChatt) throws(RepositoryError) -> ChattBatch {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
-            if let failure = state.failure { throw failure }
-            let serial = state.lastSequence + 1
-            let timestamp = "2026-03-25T08:11:59." + String(100_000 + serial) + "Z"
-            return ChattBatch([Self.store(chatt, timestamp: timestamp, in: &state)])
-        }
-    }
-
     /// Stores `chatt` at once, on the caller's thread, and then calls `completion`.
     public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void) {
-        completion(Result { () throws(RepositoryError) in try add(chatt) })
+        completion(state.withLock { (state: inout State) -> Result<ChattBatch, RepositoryError> in
+            if let failure = state.failure { return .failure(failure) }
+            let serial = state.lastSequence + 1
+            let timestamp = "2026-03-25T08:11:59." + String(100_000 + serial) + "Z"
+            return .success(ChattBatch([Self.store(chatt, timestamp: timestamp, in: &state)]))
+        })
     }
 
     /// Stores `chatt` as committed at `timestamp` with the next sequence number, in its place in feed order, as
@@ -74,32 +67,14 @@ public final class InMemoryChattRepository: ChattRepository {
         return row
     }
 
-    public func snapshot() throws(RepositoryError) -> ChattSnapshot {
-        let (rows, version) = try readAll()
-        return ChattSnapshot(chatts: rows.map(\.chatt), version: version)
-    }
-
-    public func readChatts(_ row: (SequencedChatt) -> Void) throws(RepositoryError) -> ChattsVersion {
-        let (rows, version) = try readAll()
-        rows.forEach(row)
-        return version
-    }
-
-    /// `readChatts(_:)`, suspending at a held read's gate instead of blocking.
+    /// Every chatt and the version, counted as a full read; a held read waits at its gate after reading.
     public func readChatts(
-        before deadline: DispatchTime, _ row: (SequencedChatt) -> Void
+        before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion {
         let (rows, version, gate) = try takeAll()
-        await gate?.holdSuspending()
+        await gate?.hold()
         rows.forEach(row)
         return version
-    }
-
-    /// Every row and the version, counted as a full read; a held read waits at its gate after reading.
-    private func readAll() throws(RepositoryError) -> ([SequencedChatt], ChattsVersion) {
-        let (rows, version, gate) = try takeAll()
-        gate?.hold()
-        return (rows, version)
     }
 
     /// Every row, the version and the gate the read must wait at (if held), counted as a full read.
@@ -113,7 +88,9 @@ public final class InMemoryChattRepository: ChattRepository {
         }
     }
 
-    public func chatts(after position: FeedPosition?) throws(RepositoryError) -> ChattDelta {
+    public func chatts(
+        after position: FeedPosition?, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> ChattDelta {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.deltaReads += 1
@@ -122,20 +99,14 @@ public final class InMemoryChattRepository: ChattRepository {
         }
     }
 
-    public func chatts(after position: FeedPosition?, before deadline: DispatchTime) async throws(RepositoryError)
-        -> ChattDelta
-    {
-        try chatts(after: position)
-    }
-
-    /// Makes the next full read (snapshot() or readChatts) read the chatts, then wait until the gate is released before returning.
+    /// Makes the next full read read the chatts, then wait until the gate is released before returning.
     public func holdNextSnapshot() -> SnapshotGate {
         let gate = SnapshotGate()
         state.withLock { $0.heldSnapshot = gate }
         return gate
     }
 
-    public func version() throws(RepositoryError) -> ChattsVersion {
+    public func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.versionReads += 1
@@ -143,11 +114,7 @@ public final class InMemoryChattRepository: ChattRepository {
         }
     }
 
-    public func version(before deadline: DispatchTime) async throws(RepositoryError) -> ChattsVersion {
-        try version()
-    }
-
-    /// How many times version() was asked: a database round trip each in a real store.
+    /// How many times the version was asked: a database round trip each in a real store.
     public var versionReads: Int {
         state.withLock { $0.versionReads }
     }
@@ -162,45 +129,58 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.deltaReads }
     }
 
-    public func ping() throws(RepositoryError) {
+    public func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError) {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
         }
     }
-
-    public func ping(before deadline: DispatchTime) async throws(RepositoryError) {
-        try ping()
-    }
 }
 
-/// Holds one snapshot() call between reading the chatts and returning them, so a test can act meanwhile.
+/// Holds one full read between reading the chatts and returning them, so a test can act meanwhile.
 public final class SnapshotGate: Sendable {
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
-
-    /// Called by the held snapshot(): announces it, then waits for `release()`.
-    fileprivate func hold() {
-        entered.signal()
-        released.wait()
+    private struct State {
+        var entered = false
+        var released = false
+        /// Those waiting for the read to reach the gate.
+        var watchers: [CheckedContinuation<Void, Never>] = []
+        /// The held read, once it has reached the gate.
+        var held: CheckedContinuation<Void, Never>?
     }
 
-    /// `hold()` for a suspended read: the wait blocks a thread of its own, not the task's.
-    fileprivate func holdSuspending() async {
+    private let state = Locked(State())
+
+    /// Called by the held read: announces it, then suspends until `release()`.
+    fileprivate func hold() async {
         await withCheckedContinuation { continuation in
-            Thread {
-                self.hold()
-                continuation.resume()
-            }.start()
+            let (watchers, released) = state.withLock { state in
+                state.entered = true
+                if !state.released { state.held = continuation }
+                defer { state.watchers = [] }
+                return (state.watchers, state.released)
+            }
+            for watcher in watchers { watcher.resume() }
+            if released { continuation.resume() }
         }
     }
 
-    /// Blocks until the held snapshot() has read the chatts.
-    public func waitUntilEntered() {
-        entered.wait()
+    /// Suspends until the held read has read the chatts.
+    public func waitUntilEntered() async {
+        await withCheckedContinuation { continuation in
+            let entered = state.withLock { state in
+                if !state.entered { state.watchers.append(continuation) }
+                return state.entered
+            }
+            if entered { continuation.resume() }
+        }
     }
 
-    /// Lets the held snapshot() return.
+    /// Lets the held read return.
     public func release() {
-        released.signal()
+        let held = state.withLock { state in
+            state.released = true
+            defer { state.held = nil }
+            return state.held
+        }
+        held?.resume()
     }
 }

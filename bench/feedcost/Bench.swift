@@ -4,7 +4,7 @@ import ChattModel
 import Foundation
 
 @main struct FeedBench {
-    static func main() {
+    static func main() async {
         let args = CommandLine.arguments
         let rows = Int(args[1])!, batch = Int(args[2])!, iterations = Int(args[3])!, gzip = args[4] == "gzip"
         let runs = args.count > 5 ? Int(args[5])! : 1
@@ -14,14 +14,14 @@ import Foundation
             let repository = BenchRepository(rows: rows)
             let cache = ChattFeedCache()
             cache.setNotificationsTrusted(true)
-            let first = try! cache.feed(.maps, from: repository)
+            let first = await readFeed(cache, repository)
             _ = first.identity
-            if gzip { _ = first.gzipped() }
+            if gzip { _ = await first.gzipped() }
             for _ in 0..<iterations {
                 let start = cpuNow()
-                let feed = postAndRead(repository, cache, batch)
+                let feed = await postAndRead(repository, cache, batch)
                 bodyBytes = feed.identity.body.count
-                if gzip { gzipBytes = feed.gzipped().body.count }
+                if gzip { gzipBytes = await feed.gzipped().body.count }
                 samples.append(cpuNow() - start)
             }
         }

@@ -46,7 +46,12 @@ final class BenchRepository: ChattRepository {
 }
 
 /// As a post does: the batch's rows are taken in before the 200; then the next read.
-func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch: Int) -> EncodedFeed {
+func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch: Int) async -> EncodedFeed {
     cache.append(repository.addBatch(batch))
-    return try! cache.feed(.maps, from: repository)
+    return await readFeed(cache, repository)
+}
+
+/// A read of the feed, blocking: these revisions' cache has no other.
+func readFeed(_ cache: ChattFeedCache, _ repository: BenchRepository) async -> EncodedFeed {
+    try! cache.feed(.maps, from: repository)
 }

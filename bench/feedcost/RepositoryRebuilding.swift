@@ -30,8 +30,13 @@ final class BenchRepository: ChattRepository {
 }
 
 /// As a post does: invalidate before the 200; the next read rebuilds (without the query a database would add).
-func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch: Int) -> EncodedFeed {
+func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch: Int) async -> EncodedFeed {
     repository.addBatch(batch)
     cache.invalidate()
-    return try! cache.feed(.maps, from: repository)
+    return await readFeed(cache, repository)
+}
+
+/// A read of the feed, blocking: these revisions' cache has no other.
+func readFeed(_ cache: ChattFeedCache, _ repository: BenchRepository) async -> EncodedFeed {
+    try! cache.feed(.maps, from: repository)
 }

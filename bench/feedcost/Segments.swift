@@ -9,9 +9,9 @@ struct SharedParts {
     let identity: [ArraySlice<UInt8>]
     let gzip: [ArraySlice<UInt8>]
 
-    init(_ feed: EncodedFeed) {
+    init(_ feed: EncodedFeed) async {
         identity = Array(feed.identity.body.segments.dropLast(2))
-        gzip = Array(feed.gzipped().body.segments.dropLast())
+        gzip = Array(await feed.gzipped().body.segments.dropLast())
     }
 }
 
@@ -24,13 +24,13 @@ func mergeCopies(_ previous: [ArraySlice<UInt8>], _ next: [ArraySlice<UInt8>]) -
 }
 
 @main struct SegmentsBench {
-    static func main() {
+    static func main() async {
         let args = CommandLine.arguments
         let rows = Int(args[1])!, batch = Int(args[2])!, posts = Int(args[3])!
         let repository = BenchRepository(rows: rows)
         let cache = ChattFeedCache()
         cache.setNotificationsTrusted(true)
-        var parts = SharedParts(try! cache.feed(.maps, from: repository))
+        var parts = await SharedParts(readFeed(cache, repository))
         var copied = (identity: 0, gzip: 0), added = (identity: 0, gzip: 0), most = (identity: 0, gzip: 0)
         var samples: [Double] = []
         for _ in 0..<posts {
@@ -38,10 +38,10 @@ func mergeCopies(_ previous: [ArraySlice<UInt8>], _ next: [ArraySlice<UInt8>]) -
             let rows = repository.addBatch(batch)
             let start = cpuNow()
             cache.append(rows)
-            let feed = try! cache.feed(.maps, from: repository)
-            _ = feed.gzipped()
+            let feed = await readFeed(cache, repository)
+            _ = await feed.gzipped()
             samples.append(cpuNow() - start)
-            let next = SharedParts(feed)
+            let next = await SharedParts(feed)
             let identity = mergeCopies(parts.identity, next.identity), gzip = mergeCopies(parts.gzip, next.gzip)
             copied = (copied.identity + identity.copied, copied.gzip + gzip.copied)
             added = (added.identity + identity.added, added.gzip + gzip.added)

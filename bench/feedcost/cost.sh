@@ -24,6 +24,7 @@ cp "$ROOT/bench/feedcost/$main" "$dir/Sources/FeedBench/Program.swift"
 cp "$ROOT/bench/feedcost/Rows.swift" "$dir/Sources/FeedBench/"
 repository=RepositoryRebuilding.swift
 grep -q readChatts "$dir/Sources/ChattModel/ChattRepository.swift" && repository=RepositoryAppending.swift
+grep -q ContinuousClock "$dir/Sources/ChattModel/ChattRepository.swift" && repository=RepositorySuspending.swift
 cp "$ROOT/bench/feedcost/$repository" "$dir/Sources/FeedBench/Repository.swift"
 grep -q FeedBench "$dir/Package.swift" || sed -i 's|^\(        \.executableTarget(name: "chatterd".*\)$|\1\n        .executableTarget(name: "FeedBench", dependencies: ["ChattFeed", "ChattModel", "HTTPCore", "Locking"]),|' "$dir/Package.swift"
 (cd "$dir" && swift build -c release --product FeedBench >/dev/null)
