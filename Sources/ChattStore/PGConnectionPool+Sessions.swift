@@ -31,7 +31,7 @@ struct PGSession: Sendable {
 
     private func run<Exchange: PGExchange>(_ exchange: Exchange) async -> Result<Exchange, StoreError> {
         await withCheckedContinuation { continuation in
-            loop.queue.async { [self] in
+            loop.execute { [self] in
                 PGRoundTrip.start(exchange, on: connection, loop: loop, deadline: deadline) {
                     continuation.resume(returning: $0)
                 }
@@ -58,7 +58,7 @@ extension PGConnectionPool {
         }
         // Back in the pool before the caller goes on, so that what it does next finds the connection there.
         await withCheckedContinuation { continuation in
-            loop.queue.async {
+            loop.execute {
                 self.release(connection)
                 continuation.resume()
             }

@@ -24,8 +24,21 @@ final class PGEventLoop: @unchecked Sendable {  // `handlers` is touched only on
         } catch {
             preconditionFailure("\(error)")
         }
+        queue.setSpecific(key: Self.identity, value: ObjectIdentifier(self))
         // A handler removed by an earlier event of the same batch is skipped.
         set.start(on: queue) { [unowned self] event in handlers[event.data.fd]?() }
+    }
+
+    private static let identity = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Whether the caller runs on this loop's queue (a batch's task does), so that it need not queue work there.
+    var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(self)
+    }
+
+    /// Runs `work` on the loop: at once when already there, else queued.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        if isCurrent { work() } else { queue.async(execute: work) }
     }
 
     /// Calls `handler` on `queue` whenever `fd` is readable, or also writable when `writable`, until `unwatch`;
