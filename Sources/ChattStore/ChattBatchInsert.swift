@@ -9,7 +9,8 @@ import Locking
 ///
 /// Each statement returns the rows as stored, in their wire forms, so the feed cache can take them in without
 /// reading them back; and each marks itself as announced by chatterd after it commits (`ChattsChangedNotice`), so
-/// it holds no notify lock through its commit.
+/// it holds no notify lock through its commit. The batch's announcement rides in the same round trip, after the
+/// commit; rows stored one by one are announced once all are.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.
     static let batchStatement = PreparedStatement(
@@ -31,16 +32,18 @@ enum ChattBatchInsert {
             RETURNING \(ChattColumns.list)
             """)
 
-    /// Stores `chatts` in order and returns each one's outcome, the stored row on success, in the same order.
-    /// `inserted` is told once, when every row that will be stored has its sequence number: as soon as the batch's
-    /// rows are back, while its commit still waits for the disk (`CommittingQuery`), or when the batch has failed.
+    /// Stores `chatts` in order, announces them as added by `origin`, and returns each one's outcome, the stored
+    /// row on success, in the same order. `inserted` is told once, when every row that will be stored has its
+    /// sequence number: as soon as the batch's rows are back, while its commit still waits for the disk
+    /// (`CommittingQuery`), or when the batch has failed.
     ///
     /// When the server refuses the batch because of a value (too long, bad encoding, NUL), nothing of it was
     /// stored, so the rows are retried one by one and only the bad ones fail. Any other failure is every row's:
     /// after a lost connection (or the session's deadline) the outcome is unknown, and retrying could store a
     /// chatt twice.
     static func write(
-        _ chatts: [NewChatt], in session: PGSession, inserted: @escaping @Sendable () -> Void
+        _ chatts: [NewChatt], announcingAs origin: String, in session: PGSession,
+        inserted: @escaping @Sendable () -> Void
     ) async -> [Result<SequencedChatt, StoreError>] {
         let told = Locked(false)
         let tell: @Sendable () -> Void = {
@@ -53,7 +56,8 @@ enum ChattBatchInsert {
             TextArrayLiteral.encode(chatts.map(\.geodata)),
         ]
         do throws(PipelineFailure) {
-            let result = try await session.queryCommitting(batchStatement, columns, executed: tell)
+            let result = try await session.queryCommitting(
+                batchStatement, columns, then: ChattsChangedNotice.announcement(origin: origin), executed: tell)
             do throws(StoreError) {
                 let stored = try result.sequencedChatts()
                 // RETURNING gives a row for each one inserted; a short answer would leave some posts without theirs.
@@ -66,7 +70,11 @@ enum ChattBatchInsert {
             guard chatts.count > 1, !error.committing, case .rejected = error.error.repositoryError else {
                 return Array(repeating: .failure(error.error), count: chatts.count)
             }
-            return await writeOneByOne(chatts, in: session)
+            let outcomes = await writeOneByOne(chatts, in: session)
+            if outcomes.contains(where: { (try? $0.get()) != nil }) {
+                await ChattsChangedNotice.announce(origin: origin, in: session)
+            }
+            return outcomes
         }
     }
 

@@ -1,7 +1,5 @@
 import ChattModel
 import Dispatch
-import Foundation
-import Locking
 
 /// Reports changes to the `chatts` table, whoever made them, from `LISTEN chatts_changed` (migration 0004's
 /// trigger notifies after every statement that changes the table but chatterd's inserts, which chatterd announces
@@ -9,27 +7,25 @@ import Locking
 /// payload names; the announcements of this listener's own process (`origin`) are left out, since that process
 /// took those rows in when it stored them.
 ///
-/// It runs on a thread of its own with a connection of its own, not a pooled one: a pooled connection is lent
-/// for one call at a time, while a listener must stay connected. `onListening(true)` is called once a LISTEN
-/// succeeded and the trigger is found enabled, and `onChange` once per notification. As soon as the
-/// connection is lost or the trigger is found disabled, `onListening(false)` is called (changes may now go
-/// unseen); a lost connection is reopened with back-off (0.1 s doubling to 5 s, as the pool does), and a
-/// disabled trigger is checked again every `healthCheckInterval`. At each check while the trigger is enabled,
-/// `onStoreVersion` gets the store's version too, for the feed cache's audit of announcements that never came
-/// (`ChattFeedCache.audit`).
-public final class ChattChangeListener: Sendable {
-    /// The longest the thread waits on a quiet connection before checking whether it should stop.
-    static let pollIntervalMilliseconds: Int32 = 100
+/// It keeps a connection of its own, not a pooled one (a pooled connection is lent for one call at a time, while a
+/// listener must stay connected), and lives on the store's loop: its socket is one more descriptor there, its
+/// statements are round trips like any other, and its checks and back-off are timers of the loop. Only its connect
+/// runs elsewhere, on a queue of its own, since libpq's connect blocks. Callbacks run on the loop.
+///
+/// `onListening(true)` is called once a LISTEN succeeded and the trigger is found enabled, and `onChange` once per
+/// notification. As soon as the connection is lost or the trigger is found disabled, `onListening(false)` is
+/// called (changes may now go unseen); a lost connection is reopened with back-off (0.1 s doubling to 5 s, as the
+/// pool does), and a disabled trigger is checked again every `healthCheckInterval`. At each check while the
+/// trigger is enabled, `onStoreVersion` gets the store's version too, for the feed cache's audit of announcements
+/// that never came (`ChattFeed.audit`).
+public final class ChattChangeListener: @unchecked Sendable {  // every `var` only on `loop.queue`
     static let listenSQL = "LISTEN chatts_changed"
     /// The audit's count of the table must not wait behind an operator's `LOCK TABLE`: the listener would stop
     /// hearing notifications meanwhile. A check that meets a lock is skipped (SQLSTATE 55P03, lock_not_available).
     static let lockTimeoutSQL = "SET lock_timeout = '100ms'"
     static let lockNotAvailableState = "55P03"
-
-    private struct State {
-        var started = false
-        var stopping = false
-    }
+    /// The longest any of the listener's statements may take before its connection is given up as lost.
+    static let statementDeadline = Duration.seconds(5)
 
     private let parameters: Result<ConnectionParameters, StoreError>
     private let origin: String?
@@ -37,15 +33,24 @@ public final class ChattChangeListener: Sendable {
     private let onChange: @Sendable (ChattChange) -> Void
     private let onStoreVersion: @Sendable (ChattsVersion) -> Void
     private let onListening: @Sendable (Bool) -> Void
-    private let state = Locked(State())
-    /// Signalled by stop(), to cut a back-off wait short.
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let running = DispatchGroup()
+    private let loop: PGEventLoop
+    private let connector = DispatchQueue(label: "chatterd.listener-connect")
+
+    private var started = false
+    private var stopping = false
+    private var backoff = ConnectBackoff()
+    private var connection: PGConnection?
+    /// Whether `onListening(true)` was the last call.
+    private var announced = false
+    /// The next health check, or the next connect attempt while backing off.
+    private var timer: LoopTimers.ID?
 
     /// Creates a listener for the database `conninfo` names (same forms as the pool); nothing runs until start().
-    /// Announcements from `origin` (this process's `PostgresChattRepository.origin`) are not reported.
+    /// Announcements from `origin` (this process's `PostgresChattRepository.origin`) are not reported. With a
+    /// `pool`, the listener shares its loop; else it has one of its own.
     public init(
-        conninfo: String, origin: String? = nil, healthCheckInterval: Duration = defaultHealthCheckInterval,
+        conninfo: String, origin: String? = nil, sharingLoopOf pool: PGConnectionPool? = nil,
+        healthCheckInterval: Duration = defaultHealthCheckInterval,
         onChange: @escaping @Sendable (ChattChange) -> Void,
         onStoreVersion: @escaping @Sendable (ChattsVersion) -> Void = { _ in },
         onListening: @escaping @Sendable (Bool) -> Void
@@ -59,6 +64,7 @@ public final class ChattChangeListener: Sendable {
         self.onChange = onChange
         self.onStoreVersion = onStoreVersion
         self.onListening = onListening
+        loop = pool?.loop ?? PGEventLoop()
     }
 
     /// A listener that only reports that something changed.
@@ -68,111 +74,144 @@ public final class ChattChangeListener: Sendable {
         self.init(conninfo: conninfo, onChange: { _ in onChange() }, onListening: onListening)
     }
 
-    /// Starts the listening thread; later calls, and calls after stop(), do nothing.
+    /// Starts listening; later calls, and calls after stop(), do nothing.
     public func start() {
-        let starts = state.withLock { state in
-            defer { state.started = true }
-            return !state.started && !state.stopping
+        loop.queue.async { [self] in
+            guard !started, !stopping else { return }
+            started = true
+            connect()
         }
-        guard starts else { return }
-        running.enter()
-        let thread = Thread { [self] in
-            run()
-            running.leave()
-        }
-        thread.name = "chatterd.listener"
-        thread.start()
     }
 
-    /// Stops listening and returns once the thread has finished, so no callback runs after it returns
-    /// (a last `onListening(false)` does, if it was listening). Takes at most the poll interval, or while a
-    /// connect is in progress, at most its connect timeout.
+    /// Stops listening; no callback runs after it returns (a last `onListening(false)` does, if it was
+    /// listening). Call off the loop.
     public func stop() {
-        state.withLock { $0.stopping = true }
-        wakeUp.signal()
-        running.wait()
-    }
-
-    private var isStopping: Bool {
-        state.withLock { $0.stopping }
-    }
-
-    private func run() {
-        var backoff = ConnectBackoff()
-        while !isStopping {
-            let now = ContinuousClock.now
-            guard backoff.startAttempt(at: now) else {
-                // startAttempt refuses only while a retry time is set.
-                let wait = (backoff.retryAt ?? now) - now
-                _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(wait / .nanoseconds(1))))
-                continue
-            }
-            do {
-                let connection = try PGConnection(parameters: parameters.get())
-                _ = try connection.query(Self.lockTimeoutSQL)
-                _ = try connection.query(Self.listenSQL)
-                backoff.recordSuccess()
-                listen(on: connection)
-            } catch {
-                backoff.recordFailure(at: .now)
-            }
-        }
-    }
-
-    /// Reports notifications until the connection is lost or stop() is called. Every health-check interval it
-    /// also asks whether the trigger is enabled: that query proves the connection alive (tcp_user_timeout
-    /// ends a half-open one), and an operator's `ALTER TABLE chatts DISABLE TRIGGER` must not leave caches
-    /// trusting notifications that no longer come. `onListening` follows the answer.
-    private func listen(on connection: PGConnection) {
-        var announced = false
-        defer { if announced { onListening(false) } }
-        var nextCheck = ContinuousClock.now
-        while !isStopping {
-            do {
-                if ContinuousClock.now >= nextCheck {
-                    // The version first: the session's last statement stays the one naming the trigger, which
-                    // is how an operator finds the listener in pg_stat_activity.
-                    let version = try Self.storeVersion(on: connection)
-                    let armed = try Self.triggerIsEnabled(on: connection)
-                    nextCheck = .now + healthCheckInterval
-                    if armed != announced {
-                        announced = armed
-                        onListening(armed)
-                    }
-                    if armed, let version { onStoreVersion(version) }
-                }
-                for payload in try connection.awaitNotifications(timeoutMilliseconds: Self.pollIntervalMilliseconds) {
-                    let change = ChattChange(payload: payload)
-                    if let origin, change == .added(origin: origin) { continue }
-                    onChange(change)
-                }
-            } catch {
-                return
-            }
+        loop.queue.sync {
+            stopping = true
+            loop.timers.cancel(timer)
+            connectionLost()
         }
     }
 
     /// How often a quiet listener checks its connection, the trigger and the store's version.
     public static let defaultHealthCheckInterval = Duration.seconds(2)
 
+    private func connect() {
+        guard !stopping else { return }
+        let now = ContinuousClock.now
+        guard backoff.startAttempt(at: now) else {
+            // startAttempt refuses only while a retry time is set.
+            timer = loop.timers.schedule(at: backoff.retryAt ?? now) { [self] in connect() }
+            return
+        }
+        connector.async { [self] in
+            let opened = Result { () throws(StoreError) in try PGConnection(parameters: parameters.get()) }
+            loop.queue.async { [self] in
+                guard !stopping else { return }
+                switch opened {
+                case .success(let connection):
+                    self.connection = connection
+                    run([Self.lockTimeoutSQL, Self.listenSQL], on: connection) { [self] outcome in
+                        guard case .success = outcome else { return connectionLost() }
+                        backoff.recordSuccess()
+                        check(connection)
+                    }
+                case .failure:
+                    backoff.recordFailure(at: .now)
+                    connect()
+                }
+            }
+        }
+    }
+
+    /// Every health-check interval the listener asks whether the trigger is enabled: that query proves the
+    /// connection alive (tcp_user_timeout ends a half-open one), and an operator's `ALTER TABLE chatts DISABLE
+    /// TRIGGER` must not leave caches trusting notifications that no longer come. `onListening` follows the
+    /// answer. The version comes first: the session's last statement stays the one naming the trigger, which is
+    /// how an operator finds the listener in pg_stat_activity.
+    private func check(_ connection: PGConnection) {
+        run([PostgresChattRepository.versionSQL], on: connection) { [self] versionOutcome in
+            // A count that met an operator's lock is skipped; any other failure is the connection's.
+            let version = try? versionOutcome.get().first?.chattsVersion()
+            if case .failure(let error) = versionOutcome, error.sqlState != Self.lockNotAvailableState {
+                return connectionLost()
+            }
+            run([Self.triggerStateSQL], on: connection) { [self] triggerOutcome in
+                guard case .success(let results) = triggerOutcome, let result = results.first else {
+                    return connectionLost()
+                }
+                let armed = result.rowCount == 1 && result.string(row: 0, column: 0) == "t"
+                if armed != announced {
+                    announced = armed
+                    onListening(armed)
+                }
+                if armed, let version { onStoreVersion(version) }
+                timer = loop.timers.schedule(at: .now + healthCheckInterval) { [self] in check(connection) }
+                watch(connection)
+            }
+        }
+    }
+
+    /// Runs `statements` one after another on `connection`, reporting notifications read along the way, then
+    /// calls `done` with their results or the first failure.
+    private func run(
+        _ statements: [String], on connection: PGConnection, results: [PGResult] = [],
+        _ done: @escaping (Result<[PGResult], StoreError>) -> Void
+    ) {
+        guard let statement = statements.first else { return done(.success(results)) }
+        let deadline = ContinuousClock.now + Self.statementDeadline
+        PGRoundTrip.start(SingleQuery(statement, []), on: connection, loop: loop, deadline: deadline) { [self] trip in
+            guard !stopping, self.connection === connection else { return }
+            report(connection.takeNotifications())
+            switch trip.flatMap({ $0.outcome ?? .failure(StoreError(.connectionLost)) }) {
+            case .success(let result):
+                run(Array(statements.dropFirst()), on: connection, results: results + [result], done)
+            case .failure(let error):
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// Watches the idle connection's socket for notifications until the next statement or a loss.
+    private func watch(_ connection: PGConnection) {
+        let watched = loop.watch(connection.socket, writable: false) { [self] in
+            guard self.connection === connection else { return }
+            do throws(StoreError) {
+                report(try connection.readNotifications())
+            } catch {
+                connectionLost()
+            }
+        }
+        if !watched { connectionLost() }
+    }
+
+    private func report(_ payloads: [String]) {
+        for payload in payloads {
+            let change = ChattChange(payload: payload)
+            if let origin, change == .added(origin: origin) { continue }
+            onChange(change)
+        }
+    }
+
+    /// Drops the connection, says so if it was listening, and tries again (unless stopping).
+    private func connectionLost() {
+        loop.timers.cancel(timer)
+        timer = nil
+        if let connection {
+            loop.unwatch(connection.socket)
+            connection.abandon()
+            self.connection = nil
+        }
+        if announced {
+            announced = false
+            onListening(false)
+        }
+        connect()
+    }
+
     // 'O' fires in normal sessions, 'A' always; 'D' is disabled and 'R' fires only on replicas.
     static let triggerStateSQL = """
         SELECT tgenabled IN ('O', 'A') AS armed FROM pg_trigger
         WHERE tgrelid = 'chatts'::regclass AND tgname = 'chatts_changed'
         """
-
-    /// Whether migration 0003's trigger exists and fires for ordinary writes.
-    static func triggerIsEnabled(on connection: PGConnection) throws(StoreError) -> Bool {
-        let result = try connection.query(triggerStateSQL)
-        return result.rowCount == 1 && result.string(row: 0, column: 0) == "t"
-    }
-
-    /// The store's version, or nil when a lock kept the count waiting past `lock_timeout`.
-    static func storeVersion(on connection: PGConnection) throws(StoreError) -> ChattsVersion? {
-        do {
-            return try connection.query(PostgresChattRepository.versionSQL).chattsVersion()
-        } catch where error.sqlState == lockNotAvailableState {
-            return nil
-        }
-    }
 }

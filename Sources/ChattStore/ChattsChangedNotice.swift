@@ -39,6 +39,11 @@ enum ChattsChangedNotice {
         insertWord + " " + origin
     }
 
+    /// The announcement of rows added by `origin`, to follow their commit in its round trip.
+    static func announcement(origin: String) -> CommittingQuery.Follower {
+        CommittingQuery.Follower(sql: announceSQL, parameters: [payload(origin: origin)])
+    }
+
     /// Announces rows added by `origin`; best effort, since the rows are stored whether or not it works.
     static func announce(origin: String, in session: PGSession) async {
         _ = try? await session.query(announceSQL, [payload(origin: origin)])

@@ -1,29 +1,24 @@
 import ChattModel
-import Dispatch
-import Locking
 import TaskExecution
 
 /// Group commit: concurrent inserts share one statement and one commit instead of paying a commit each, and
 /// the next batch is written while the last one's commit waits for the disk, so their WAL flushes overlap.
 ///
-/// Callers queue their chatt with a completion and return at once; nothing blocks a caller's thread, nor any
-/// other: a batch is a task that suspends while it waits for the database (`PGSession`). It borrows a pooled
-/// connection, takes what is queued by then (at most `maximumBatchSize`, oldest first) and writes it in one round
-/// trip (`ChattBatchInsert`). As soon as its rows are back, and its commit is still on the way, the next batch may
-/// start on another connection: up to `maximumInFlight` batches are in flight, but only one at a time is being
-/// written, so batches insert, and number their rows, in queue order. After its commit a batch announces its rows to other processes
-/// (`ChattsChangedNotice`) on its connection; then its inserts are completed, in batch order: a batch that
-/// committed before the one ahead of it waits for it, so answers, and the feed cache's appends, follow the
-/// order of the rows. A lone post is written at once, with no timer. Every insert of a batch gets the same
-/// `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after the
+/// A shell around `BatchMachine`, which decides when a batch starts, what it takes and in what order batches are
+/// answered; the batcher feeds it events on the store's loop, which alone touches it, and performs its actions
+/// there. Callers queue their chatt with a completion and return at once; nothing blocks a thread. A batch's
+/// write is a task on the loop that suspends while it waits for the database: it inserts every row in one round
+/// trip (`ChattBatchInsert`), lets the next batch start as soon as its rows are back, and waits for its commit
+/// and for the announcement to other processes that follows it in the same round trip (`ChattsChangedNotice`).
+/// Every insert of a batch gets the same `ChattBatch`: the rows as stored. Completions run only after the commit (a 200 means stored) and after the
 /// announcement, so another process can have heard of a chatt by the time its post is answered.
 ///
-/// An insert still queued when the pool's acquire timeout has passed gives up with `.poolTimeout`, even while
-/// every batch in flight is stuck; past `maximumQueued` waiting inserts, a new one is refused at once
-/// (`.queueFull`). A batch gives up on the database (`.timedOut`, its outcome unknown, so never retried) once its
-/// oldest insert has waited the acquire timeout and then the statement timeout: a post is answered within both,
-/// even when a silent network partition keeps the server's own statement timeout from reaching chatterd.
-final class InsertBatcher: Sendable {
+/// An insert waits for a batch at most the pool's acquire timeout (`.poolTimeout`); past `maximumQueued` waiting
+/// inserts a new one is refused at once (`.queueFull`). A batch gives up on the database (`.timedOut`, its outcome
+/// unknown, so never retried) once its oldest insert has waited the acquire timeout and then the statement
+/// timeout: a post is answered within both, even when a silent network partition keeps the server's own
+/// statement timeout from reaching chatterd.
+final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer` only on the loop
     /// What a batch has reached, for tests that hold one batch's commit while another commits.
     enum BatchEvent: Sendable, Equatable {
         /// The batch numbered so (counting from 0) has its rows inserted; its commit is on the way.
@@ -32,166 +27,104 @@ final class InsertBatcher: Sendable {
         case settled(Int)
     }
 
-    /// The most rows written in one statement.
-    let maximumBatchSize: Int
-    /// The most batches in flight: one being written while the others commit. Four wrote 9–26 % more posts a
-    /// second than two when commits wait for the disk (bench/RESULTS.md, "Batches in flight").
-    let maximumInFlight: Int
-    private let pool: PGConnectionPool
     /// Names this process in announcements, so that its own change listener can tell them from others' (empty: a
     /// name no listener is told to skip).
     let origin: String
-    private let waitLimit: DispatchTimeInterval
-    /// How long a batch may take once its oldest insert has waited `waitLimit`.
-    private let writeLimit: DispatchTimeInterval
-    /// Runs the batches' tasks on the store's loop: their work between waits is short, a batch's next step then
-    /// never waits behind the readers' work on Dispatch's shared queues, and batches settle one at a time.
+    let pool: PGConnectionPool
+    /// Runs the batches' tasks on the store's loop, where the machine lives.
     private let executor: DispatchTaskExecutor
     private let observe: @Sendable (BatchEvent) -> Void
-    private let state: Locked<State>
-
-    fileprivate struct State {
-        var queue: InsertQueue<PendingInsert>
-        /// Whether a batch is between borrowing its connection and having its rows inserted; the next one waits.
-        var isWriting = false
-        var inFlight = 0
-        var order = InOrderRelease<SettledBatch>()
-        /// Whether a check for inserts past their deadline is scheduled; one is whenever any insert waits.
-        var expiryScheduled = false
-    }
+    private var machine: BatchMachine<PendingInsert, SettledBatch>
+    private var expiryTimer: LoopTimers.ID?
 
     /// Creates a batcher writing through `pool`; an insert still queued after the pool's acquire timeout gives up.
-    /// `observe` hears of each batch's progress.
+    /// Up to `maximumInFlight` batches are in flight: four wrote 9–26 % more posts a second than two when commits
+    /// wait for the disk (bench/RESULTS.md, "Batches in flight"). `observe` hears of each batch's progress.
     init(
         pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500, maximumQueued: Int = 4096,
         maximumInFlight: Int = 4, observe: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) {
-        precondition(maximumBatchSize > 0, "a batch holds at least one row")
-        precondition(maximumInFlight > 0, "at least one batch is written at a time")
         self.pool = pool
         self.origin = origin
-        self.maximumBatchSize = maximumBatchSize
-        self.maximumInFlight = maximumInFlight
         self.observe = observe
-        waitLimit = PGConnectionPool.interval(pool.acquireTimeout)
-        writeLimit = pool.statementTimeout
         executor = DispatchTaskExecutor(queue: pool.loop.queue)
-        state = Locked(State(queue: InsertQueue(capacity: maximumQueued)))
+        machine = BatchMachine(
+            maximumBatchSize: maximumBatchSize, maximumQueued: maximumQueued, maximumInFlight: maximumInFlight,
+            waitLimit: pool.acquireTimeout, writeLimit: pool.statementTimeout)
     }
 
-    /// Stores `chatt`; `completion` runs once the batch holding it has committed and been announced, and every
-    /// batch before it has completed, or once it has failed: with the batch's stored rows, `.poolTimeout` when it
-    /// waited longer than the pool's acquire timeout without being written, `.queueFull` (on the caller's thread)
+    /// Stores `chatt`; `completion` runs on the store's loop once the batch holding it has committed and been
+    /// announced, and every batch before it has completed, or once it has failed: with the batch's stored rows,
+    /// `.poolTimeout` when it waited longer than the pool's acquire timeout without being written, `.queueFull`
     /// when too many inserts wait, any error borrowing a connection, or the error of its own row
     /// (`.connectionLost` when the outcome is unknown).
     func store(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, StoreError>) -> Void) {
-        let (accepted, startsBatch, expiryCheck) = state.withLock { state in
-            let deadline = DispatchTime.now() + waitLimit
-            guard state.queue.append(PendingInsert(chatt: chatt, complete: completion), deadline: deadline) else {
-                return (false, false, DispatchTime?.none)
-            }
-            defer { state.expiryScheduled = true }
-            return (true, state.startsNextBatch(maximumInFlight), state.expiryScheduled ? nil : deadline)
+        pool.loop.queue.async { [self] in
+            perform(machine.enqueue(PendingInsert(chatt: chatt, complete: completion), at: .now))
         }
-        guard accepted else { return completion(.failure(StoreError(.queueFull))) }
-        if startsBatch { startBatch() }
-        if let expiryCheck { scheduleExpiryCheck(at: expiryCheck) }
     }
 
-    /// Stores `chatt`, suspending until the batch holding it has committed or failed; returns the batch's stored
-    /// rows.
+    /// Stores `chatt`, suspending until the batch holding it has committed or failed; returns its stored rows.
     /// - Throws: as `store(_:completion:)` reports.
     func store(_ chatt: NewChatt) async throws(StoreError) -> ChattBatch {
-        let outcome = await withCheckedContinuation { continuation in
+        try await withCheckedContinuation { continuation in
             store(chatt) { continuation.resume(returning: $0) }
-        }
-        return try outcome.get()
+        }.get()
     }
 
-    private func startBatch() {
-        Task(executorPreference: executor) { await self.writeBatch() }
+    /// Performs the machine's actions; `connection` is the one just granted, for `.write` and `.returnConnection`.
+    private func perform(
+        _ actions: [BatchMachine<PendingInsert, SettledBatch>.Action], connection: PGConnection? = nil
+    ) {
+        for action in actions {
+            switch action {
+            case .refuse(let pending):
+                pending.complete(.failure(StoreError(.queueFull)))
+            case .leaseConnection:
+                pool.lease(before: .now + pool.acquireTimeout) { [self] granted in
+                    switch granted {
+                    case .success(let connection): perform(machine.connectionGranted(), connection: connection)
+                    case .failure(let error): perform(machine.connectionRefused(error))
+                    }
+                }
+            case .write(let number, let inserts, let deadline):
+                // Invariant: the machine writes only right after a grant.
+                write(inserts, number, on: connection!, before: deadline)
+            case .returnConnection:
+                pool.release(connection!)
+            case .fail(let inserts, let error):
+                for pending in inserts { pending.complete(.failure(error)) }
+            case .complete(let batches):
+                for batch in batches { batch.complete() }
+            case .armExpiry(let deadline):
+                pool.loop.timers.cancel(expiryTimer)
+                expiryTimer = pool.loop.timers.schedule(at: deadline) { [self] in
+                    expiryTimer = nil
+                    perform(machine.waitsExpired(at: .now))
+                }
+            case .cancelExpiry:
+                pool.loop.timers.cancel(expiryTimer)
+                expiryTimer = nil
+            }
+        }
     }
 
-    /// Writes one batch: borrows a connection, takes the batch, inserts it (letting the next batch start once its
-    /// rows are in), waits for its commit, announces it and settles it.
-    private func writeBatch() async {
-        let connection: PGConnection
-        do throws(StoreError) {
-            // The connection comes first: inserts arriving while the pool makes us wait join this batch.
-            connection = try await pool.checkOut(before: .now + pool.acquireTimeout)
-        } catch {
-            // No connection: everyone queued would wait for the same pool, so they all get this answer now.
-            let everyone = state.withLock { $0.queue.removeAll() }
-            for pending in everyone { pending.complete(.failure(error)) }
-            return writingEnded(batchEnded: true)
+    /// Writes batch `number` on `connection`, announces it and reports both steps to the machine.
+    private func write(
+        _ batch: [PendingInsert], _ number: Int, on connection: PGConnection, before deadline: ContinuousClock.Instant
+    ) {
+        Task(executorPreference: executor) { [self] in
+            let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
+            let rows = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) { [self] in
+                observe(.inserted(number))
+                perform(machine.batchInserted())
+            }
+            let stored = ChattBatch(rows.compactMap { try? $0.get() })
+            pool.release(connection)
+            observe(.settled(number))
+            let outcomes = rows.map { $0.map { _ in stored } }
+            perform(machine.batchSettled(number, SettledBatch(inserts: batch, outcomes: outcomes)))
         }
-        let taken = state.withLock { state -> (batch: [PendingInsert], number: Int, deadline: DispatchTime)? in
-            guard let oldest = state.queue.nextDeadline else { return nil }
-            return (state.queue.take(maximumBatchSize), state.order.number(), oldest + writeLimit)
-        }
-        guard let (batch, number, deadline) = taken else {
-            pool.checkIn(connection)
-            return writingEnded(batchEnded: true)
-        }
-        let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
-        let rows = await ChattBatchInsert.write(batch.map(\.chatt), in: session) { [self] in
-            observe(.inserted(number))
-            writingEnded(batchEnded: false)
-        }
-        let stored = ChattBatch(rows.compactMap { try? $0.get() })
-        if !stored.chatts.isEmpty { await ChattsChangedNotice.announce(origin: origin, in: session) }
-        pool.checkIn(connection)
-        observe(.settled(number))
-        settle(SettledBatch(inserts: batch, outcomes: rows.map { $0.map { _ in stored } }), number)
-    }
-
-    /// The batch being written has its rows in, or never got any (`batchEnded`): the next may start.
-    private func writingEnded(batchEnded: Bool) {
-        let startsNext = state.withLock { state in
-            state.isWriting = false
-            if batchEnded { state.inFlight -= 1 }
-            return state.startsNextBatch(maximumInFlight)
-        }
-        if startsNext { startBatch() }
-    }
-
-    /// Completes `batch`, numbered `number`, and every batch after it that was waiting for it, in order. Runs on
-    /// the loop (the batches' executor), so no other batch settles meanwhile.
-    private func settle(_ batch: SettledBatch, _ number: Int) {
-        let (released, startsNext) = state.withLock { state in
-            let released = state.order.finish(number, batch)
-            state.inFlight -= 1
-            return (released, state.startsNextBatch(maximumInFlight))
-        }
-        for batch in released { batch.complete() }
-        if startsNext { startBatch() }
-    }
-
-    private func scheduleExpiryCheck(at deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: deadline) { self.expireOverdueInserts() }
-    }
-
-    /// Fails the inserts queued past their deadline and schedules the next check while any insert waits.
-    private func expireOverdueInserts() {
-        let (overdue, nextCheck) = state.withLock { state in
-            let overdue = state.queue.removeOverdue(at: .now())
-            let next = state.queue.nextDeadline
-            state.expiryScheduled = next != nil
-            return (overdue, next)
-        }
-        if let nextCheck { scheduleExpiryCheck(at: nextCheck) }
-        for pending in overdue { pending.complete(.failure(StoreError(.poolTimeout))) }
-    }
-}
-
-extension InsertBatcher.State {
-    /// Whether the next batch starts now (then counted in): inserts wait, no batch is being written, and fewer
-    /// than `maximumInFlight` are in flight.
-    fileprivate mutating func startsNextBatch(_ maximumInFlight: Int) -> Bool {
-        guard !isWriting, !queue.isEmpty, inFlight < maximumInFlight else { return false }
-        isWriting = true
-        inFlight += 1
-        return true
     }
 }
 

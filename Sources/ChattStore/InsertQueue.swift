@@ -1,11 +1,9 @@
-import Dispatch
-
 /// The inserts waiting for a batch, oldest first, each with the moment it gives up. Pure: the batcher supplies
 /// the clock, so tests can too.
 struct InsertQueue<Element> {
     /// The most inserts that may wait at once; past it the batcher refuses at once rather than queue without end.
     let capacity: Int
-    private var entries: [(element: Element, deadline: DispatchTime)] = []
+    private var entries: [(element: Element, deadline: ContinuousClock.Instant)] = []
 
     init(capacity: Int) {
         precondition(capacity > 0, "a queue holds at least one insert")
@@ -17,10 +15,10 @@ struct InsertQueue<Element> {
 
     /// When the oldest waiting insert gives up; nil when none waits. Deadlines grow with the queue (every insert
     /// waits as long), so the oldest one's is the soonest.
-    var nextDeadline: DispatchTime? { entries.first?.deadline }
+    var nextDeadline: ContinuousClock.Instant? { entries.first?.deadline }
 
     /// Queues `element` until `deadline`; false (and nothing queued) when the queue is full.
-    mutating func append(_ element: Element, deadline: DispatchTime) -> Bool {
+    mutating func append(_ element: Element, deadline: ContinuousClock.Instant) -> Bool {
         guard entries.count < capacity else { return false }
         entries.append((element, deadline))
         return true
@@ -34,7 +32,7 @@ struct InsertQueue<Element> {
     }
 
     /// The inserts whose deadline is at or before `now`, removed.
-    mutating func removeOverdue(at now: DispatchTime) -> [Element] {
+    mutating func removeOverdue(at now: ContinuousClock.Instant) -> [Element] {
         let overdue = entries.prefix { $0.deadline <= now }.map(\.element)
         entries.removeFirst(overdue.count)
         return overdue

@@ -6,16 +6,30 @@ import CLibPQ
 /// libpq pipeline mode sends the statement, a flush request and a sync together: the server runs the
 /// statement, flushes its rows at the flush request, and commits the implicit transaction at the sync
 /// (PostgreSQL protocol, "Extended Query" and "Pipelining").
+///
+/// A `follower` statement may ride in the same round trip after the commit, in a transaction of its own: best
+/// effort, its outcome is not reported, and the exchange is over once its sync has come too.
 struct CommittingQuery: PGExchange {
+    /// A statement sent after the commit.
+    struct Follower: Sendable {
+        let sql: String
+        let parameters: [String?]
+    }
+
     let statement: PreparedStatement
     let parameters: [String?]
+    let follower: Follower?
     /// Told, on the store's loop, as soon as the statement's rows are back.
     let executed: @Sendable () -> Void
     private var reading = PipelineReading(queries: 1)
 
-    init(_ statement: PreparedStatement, _ parameters: [String?], executed: @escaping @Sendable () -> Void) {
+    init(
+        _ statement: PreparedStatement, _ parameters: [String?], then follower: Follower? = nil,
+        executed: @escaping @Sendable () -> Void
+    ) {
         self.statement = statement
         self.parameters = parameters
+        self.follower = follower
         self.executed = executed
     }
 
@@ -29,7 +43,9 @@ struct CommittingQuery: PGExchange {
     var isExecuted: Bool { reading.isExecuted }
 
     mutating func send(on connection: PGConnection) throws(StoreError) {
-        reading = PipelineReading(queries: try connection.sendCommitting(statement, parameters))
+        let queries = try connection.sendCommitting(statement, parameters)
+        if let follower { try connection.sendFollower(follower) }
+        reading = PipelineReading(queries: queries, syncs: follower == nil ? 1 : 2)
     }
 
     mutating func receive(on connection: PGConnection) -> Bool {
@@ -73,8 +89,18 @@ extension PGConnection {
         return preparing ? 2 : 1
     }
 
-    /// Reads what has arrived of a pipeline and takes in every result; true once the sync's has come (or the
-    /// connection broke).
+    /// Queues, after a committing statement's sync, a statement in a transaction of its own and its sync.
+    func sendFollower(_ follower: CommittingQuery.Follower) throws(StoreError) {
+        try Self.refuseNUL(in: follower.parameters)
+        let values = CStringArray(follower.parameters)
+        let queued = values.withPointers { pointers in
+            PQsendQueryParams(handle, follower.sql, Int32(pointers.count), nil, pointers, nil, nil, 0) == 1
+        }
+        guard queued, PQpipelineSync(handle) == 1 else { throw failureWithoutResult() }
+    }
+
+    /// Reads what has arrived of a pipeline and takes in every result; true once the last sync's has come (or
+    /// the connection broke).
     func receive(into reading: inout PipelineReading) -> Bool {
         guard PQconsumeInput(handle) == 1 else {
             reading.broke(failureWithoutResult())
@@ -96,9 +122,10 @@ extension PGConnection {
     }
 }
 
-/// The answers to a pipeline of statements and one sync, taken in as they come: which statement each result
+/// The answers to a pipeline of statements and a sync, taken in as they come: which statement each result
 /// belongs to (libpq ends each one's results with a NULL), the last statement's rows, and a failure at the
-/// commit (a result between the last statement's and the sync's). Pure.
+/// commit (a result between the last statement's and the sync's). Answers after the first sync (a follower's)
+/// are read and left out: the outcome is known at the first sync. Pure.
 struct PipelineReading: Sendable {
     enum Piece {
         case result(Result<PGResult, StoreError>)
@@ -108,6 +135,9 @@ struct PipelineReading: Sendable {
 
     /// Statements before the sync.
     let queries: Int
+    /// Syncs to read before the pipeline is over: the commit's, and a follower's if one was sent.
+    let syncs: Int
+    private var syncsSeen = 0
     /// The statement whose results come now; `queries` once all have come.
     private var current = 0
     private var earlierFailure: StoreError?
@@ -116,8 +146,9 @@ struct PipelineReading: Sendable {
     private var brokenBy: StoreError?
     private(set) var isComplete = false
 
-    init(queries: Int) {
+    init(queries: Int, syncs: Int = 1) {
         self.queries = queries
+        self.syncs = syncs
     }
 
     /// Whether the last statement's results are all in, so its commit is on its way.
@@ -128,10 +159,13 @@ struct PipelineReading: Sendable {
 
     mutating func take(_ piece: Piece) {
         switch piece {
+        case .sync:
+            syncsSeen += 1
+            isComplete = syncsSeen == syncs
+        case _ where syncsSeen > 0:
+            break  // a follower's answers
         case .endOfQuery:
             if current < queries { current += 1 }
-        case .sync:
-            isComplete = true
         case .result(let result):
             if current == queries - 1 {
                 if case .failure? = rows {} else { rows = result }
@@ -143,9 +177,9 @@ struct PipelineReading: Sendable {
         }
     }
 
-    /// The connection broke before the sync's result came.
+    /// The connection broke before the last sync's result came; after the first, the outcome is known already.
     mutating func broke(_ error: StoreError) {
-        brokenBy = error
+        if syncsSeen == 0 { brokenBy = error }
         isComplete = true
     }
 

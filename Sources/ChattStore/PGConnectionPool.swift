@@ -3,12 +3,13 @@ import Locking
 
 /// A fixed number of lazily opened PostgreSQL connections, each lent to one caller at a time.
 ///
-/// A caller suspends (`withSession`, whose statements run on the pool's `PGEventLoop`) while it waits for a
-/// connection, in one first-come queue bounded by the acquire timeout. Pooled connections are non-blocking from
-/// the moment they open.
-/// A connection found broken is dropped and replaced on a later call; failed connects back off (see
+/// The pool is a shell around `PoolMachine`: every event (a lease, a release, a connect's end, a wait's deadline)
+/// is fed to the machine on the store's loop, which alone touches it, and the actions it returns are performed
+/// there. Callers suspend (`withSession`) or, on the loop, are called back (`lease`); no thread blocks except the
+/// connector's, which opens connections one at a time with libpq's blocking connect, bounded by its connect
+/// timeout. A connection found broken is dropped and replaced on a later call; failed connects back off (see
 /// `ConnectBackoff`) so a dead database is not hammered.
-public final class PGConnectionPool: Sendable {
+public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiting` and `timers` only on the loop
     /// How many connections are lent out and idle, and how many callers wait for one, for /metrics.
     public struct Stats: Sendable, Equatable {
         /// The most connections the pool will open.
@@ -21,29 +22,10 @@ public final class PGConnectionPool: Sendable {
         public var waiting = 0
     }
 
-    /// A caller waiting for a connection; told once, with the slot of a connection that came back (and the
-    /// connection, or nil when it was dropped and the caller opens another), or why it waits no more.
-    fileprivate struct Waiter {
-        let id: Int
-        let grant: @Sendable (Result<PGConnection?, StoreError>) -> Void
-    }
-
-    fileprivate struct State {
-        var idle: [PGConnection] = []
-        /// Slots taken: connections lent out or being opened. Never more than `size`.
-        var inUse = 0
-        /// First come, first served.
-        var waiters: [Waiter] = []
-        var lastWaiterID = 0
-        var isClosed = false
-        var backoff = ConnectBackoff()
-    }
-
-    /// What a caller gets at once: a slot, a place in the queue, or a refusal.
-    enum Claim {
-        case slot
-        case waiting(Int)
-        case refused(StoreError)
+    /// A caller waiting for its grant, and until when.
+    private struct Lease {
+        let deadline: ContinuousClock.Instant
+        let grant: (Result<PGConnection, StoreError>) -> Void
     }
 
     /// The most connections the pool will open.
@@ -51,15 +33,20 @@ public final class PGConnectionPool: Sendable {
     /// The longest a caller waits for a free connection.
     let acquireTimeout: Duration
     /// The longest the server lets a statement run (sent with every connection).
-    let statementTimeout: DispatchTimeInterval
-    /// Whether its connections keep named prepared statements (see `PreparedStatement`).
+    let statementTimeout: Duration
+    /// Whether its connections keep named prepared statements (see `PGConnection+Prepared`).
     let preparesStatements: Bool
-    /// Where the statements of suspended callers are sent and read.
+    /// Where the pool's state lives and where statements are sent and read.
     let loop = PGEventLoop()
-    /// Opens connections for suspended callers, one at a time, so that none of their threads blocks on a connect.
-    let connector = DispatchQueue(label: "chatterd.db-connect")
+    /// Opens connections, one at a time, so that no other thread blocks on a connect.
+    private let connector = DispatchQueue(label: "chatterd.db-connect")
     private let parameters: Result<ConnectionParameters, StoreError>
-    private let state = Locked(State())
+    private var machine: PoolMachine<PGConnection>
+    private var waiting: [PoolMachine<PGConnection>.RequestID: Lease] = [:]
+    private var timers: [PoolMachine<PGConnection>.RequestID: LoopTimers.ID] = [:]
+    private var lastRequestID = 0
+    /// The machine's counts as of its last event, for /metrics on other threads.
+    private let published: Locked<Stats>
 
     /// Creates a pool; no connection is opened until first use.
     /// - Parameters:
@@ -73,103 +60,98 @@ public final class PGConnectionPool: Sendable {
         conninfo: String, size: Int = 4, acquireTimeout: Duration = .seconds(2),
         statementTimeout: Duration = .seconds(5), preparesStatements: Bool = true
     ) {
-        precondition(size > 0, "a connection pool needs at least one connection")
         self.size = size
         self.preparesStatements = preparesStatements
         self.acquireTimeout = acquireTimeout
-        self.statementTimeout = Self.interval(statementTimeout)
-        // An unparsable conninfo surfaces as `.invalidConninfo` on first use.
+        self.statementTimeout = statementTimeout
+        machine = PoolMachine(size: size)
+        published = Locked(Stats(size: size, inUse: 0, idle: 0))
+        // An unparsable conninfo surfaces as `.invalidConninfo` on first use (and so at migration, at start-up).
         parameters = Result { () throws(StoreError) in
             try ConnectionParameters(conninfo: conninfo, statementTimeout: statementTimeout)
         }
     }
 
-    /// `duration` for Dispatch's timers, to the nanosecond.
-    static func interval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    }
-
-    /// Closes idle connections now and lent ones when they come back; waiting and later calls fail with
-    /// `.poolClosed`.
-    public func close() {
-        // The connections are released after withLock returns, so PQfinish's socket write is not under the lock.
-        let (_, waiters) = state.withLock { state in
-            state.isClosed = true
-            defer { (state.idle, state.waiters) = ([], []) }
-            return (state.idle, state.waiters)
-        }
-        for waiter in waiters { waiter.grant(.failure(StoreError(.poolClosed))) }
-    }
-
-    /// Current usage.
+    /// Current usage, as of the pool's last event.
     public var stats: Stats {
-        state.withLock { Stats(size: size, inUse: $0.inUse, idle: $0.idle.count, waiting: $0.waiters.count) }
+        published.withLock { $0 }
     }
 
-    /// Takes back a connection from `checkOut(before:)`.
+    /// Closes idle connections now and lent ones when they come back; waiting and later callers fail with
+    /// `.poolClosed`. Call off the loop (at shutdown).
+    public func close() {
+        loop.queue.sync { perform(machine.close()) }
+    }
+
+    /// Lends a connection until `checkIn`, waiting until `limit` at most, without blocking a thread.
+    /// - Throws: `.poolTimeout` when none is free by `limit`, `.poolClosed`, `.backingOff`, `.connectFailed`.
+    func checkOut(before limit: ContinuousClock.Instant) async throws(StoreError) -> PGConnection {
+        try await withCheckedContinuation { continuation in
+            loop.queue.async { self.lease(before: limit) { continuation.resume(returning: $0) } }
+        }.get()
+    }
+
+    /// Takes back a connection from `checkOut` or `lease`; from any thread.
     func checkIn(_ connection: PGConnection) {
-        // A broken connection, or one left inside a transaction, is dropped rather than lent again.
-        releaseSlot(keeping: connection.isReusable ? connection : nil)
+        loop.queue.async { self.release(connection) }
     }
 
-    /// Takes a slot when one is free; else queues `wait`, which is told once a slot comes back.
-    func claim(orWait wait: @escaping @Sendable (Result<PGConnection?, StoreError>) -> Void) -> Claim {
-        state.withLock { state in
-            guard !state.isClosed else { return .refused(StoreError(.poolClosed)) }
-            guard state.inUse == size else {
-                state.inUse += 1
-                return .slot
+    /// On the loop: asks for a connection, waiting until `limit` at most; `grant` is called on the loop.
+    func lease(before limit: ContinuousClock.Instant, _ grant: @escaping (Result<PGConnection, StoreError>) -> Void) {
+        if case .failure(let error) = parameters { return grant(.failure(error)) }
+        lastRequestID += 1
+        waiting[lastRequestID] = Lease(deadline: limit, grant: grant)
+        perform(machine.leaseConnection(lastRequestID, deadline: limit, at: .now))
+    }
+
+    /// On the loop: takes back a connection; a broken one, or one left inside a transaction, is dropped.
+    func release(_ connection: PGConnection) {
+        perform(machine.connectionReleased(connection, reusable: connection.isReusable, at: .now))
+    }
+
+    private func perform(_ actions: [PoolMachine<PGConnection>.Action]) {
+        // Published before any caller hears of the event, so that what it reads next includes it.
+        published.withLock {
+            $0 = Stats(size: size, inUse: machine.inUse, idle: machine.idle.count, waiting: machine.waiting)
+        }
+        for action in actions {
+            switch action {
+            case .grant(let id, let connection):
+                // A server may have closed an idle connection meanwhile (restart, pg_terminate_backend).
+                guard connection.isAlive() else {
+                    let deadline = waiting[id]?.deadline ?? .now
+                    perform(machine.grantedConnectionDead(connection, id, deadline: deadline, at: .now))
+                    continue
+                }
+                waiting.removeValue(forKey: id)?.grant(.success(connection))
+            case .fail(let id, let error):
+                waiting.removeValue(forKey: id)?.grant(.failure(error))
+            case .connect:
+                connect()
+            case .armTimer(let id, let deadline):
+                timers[id] = loop.timers.schedule(at: deadline) { [self] in
+                    timers[id] = nil
+                    perform(machine.waitExpired(id))
+                }
+            case .cancelTimer(let id):
+                loop.timers.cancel(timers.removeValue(forKey: id))
+            case .close:
+                break  // A connection closes when the last reference to it goes (`PGConnection.deinit`).
             }
-            state.lastWaiterID += 1
-            state.waiters.append(Waiter(id: state.lastWaiterID, grant: wait))
-            return .waiting(state.lastWaiterID)
         }
     }
 
-    /// Takes waiter `id` out of the queue; false when it was granted a slot already.
-    func stopWaiting(_ id: Int) -> Bool {
-        state.withLock { state in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
-            state.waiters.remove(at: index)
-            return true
-        }
-    }
-
-    /// Gives up a slot, with its connection when it may be lent again: to the first waiter, else back to the pool.
-    func releaseSlot(keeping connection: PGConnection?) {
-        let next = state.withLock { state -> Waiter? in
-            guard state.waiters.isEmpty else { return state.waiters.removeFirst() }
-            state.inUse -= 1
-            if let connection, !state.isClosed { state.idle.append(connection) }
-            return nil
-        }
-        next?.grant(.success(connection))
-    }
-
-    /// An idle connection that is still alive, if there is one; dead ones are dropped on the way.
-    func aliveIdleConnection() -> PGConnection? {
-        while let candidate = state.withLock({ $0.idle.popLast() }) {
-            // A dead one is simply dropped here; its replacement needs no back-off, the server may be fine.
-            if candidate.isAlive() { return candidate }
-        }
-        return nil
-    }
-
-    /// Opens a non-blocking connection, blocking for at most its connect timeout; refused while backing off.
-    func connect() throws(StoreError) -> PGConnection {
-        let parameters = try parameters.get()
-        guard state.withLock({ $0.backoff.startAttempt(at: .now) }) else {
-            throw StoreError(.backingOff)
-        }
-        do {
-            let connection = try PGConnection(parameters: parameters, preparesStatements: preparesStatements)
-            try connection.makeNonBlocking()
-            state.withLock { $0.backoff.recordSuccess() }
-            return connection
-        } catch {
-            state.withLock { $0.backoff.recordFailure(at: .now) }
-            throw error
+    /// Opens a connection on the connector and reports the outcome to the machine on the loop.
+    private func connect() {
+        connector.async { [self] in
+            do throws(StoreError) {
+                let connection = try PGConnection(parameters: parameters.get(), preparesStatements: preparesStatements)
+                // For good: a pooled connection is only ever driven by the loop.
+                try connection.makeNonBlocking()
+                loop.queue.async { self.perform(self.machine.connected(connection, at: .now)) }
+            } catch {
+                loop.queue.async { self.perform(self.machine.connectFailed(error, at: .now)) }
+            }
         }
     }
 }

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// What one round trip with the server sends, and how its answers are taken in; `PGRoundTrip` moves the bytes.
 protocol PGExchange: Sendable {
     /// Queues everything this exchange sends, in non-blocking mode.
@@ -18,6 +16,7 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
     private let loop: PGEventLoop
     private let socket: Int32
     private var complete: ((Result<Exchange, StoreError>) -> Void)?
+    private var deadlineTimer: LoopTimers.ID?
 
     private init(
         _ exchange: Exchange, on connection: PGConnection, loop: PGEventLoop,
@@ -34,7 +33,7 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
     /// taken in), or with why it ended early: it could not be sent, the socket failed, or `.timedOut` at
     /// `deadline`. Call on `loop.queue`.
     static func start(
-        _ exchange: Exchange, on connection: PGConnection, loop: PGEventLoop, deadline: DispatchTime,
+        _ exchange: Exchange, on connection: PGConnection, loop: PGEventLoop, deadline: ContinuousClock.Instant,
         complete: @escaping (Result<Exchange, StoreError>) -> Void
     ) {
         let trip = PGRoundTrip(exchange, on: connection, loop: loop, complete: complete)
@@ -43,7 +42,7 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
         } catch {
             return trip.finish(.failure(error))
         }
-        loop.queue.asyncAfter(deadline: deadline) { [weak trip] in trip?.expire() }
+        trip.deadlineTimer = loop.timers.schedule(at: deadline) { trip.expire() }
         trip.socketReady()
     }
 
@@ -71,6 +70,7 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
     }
 
     private func finish(_ result: Result<Exchange, StoreError>) {
+        loop.timers.cancel(deadlineTimer)
         loop.unwatch(socket)
         connection.exchangeEnded()
         let complete = self.complete

@@ -80,7 +80,7 @@ public enum Chatterd {
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
-            options, origin: repository.origin, feed: feed, logger: logger, stopping: stopping)
+            options, pool: pool, origin: repository.origin, feed: feed, logger: logger, stopping: stopping)
         listener.start()
         let port: UInt16
         do {
@@ -126,12 +126,13 @@ public enum Chatterd {
     /// every read instead. A lost connection is a warning; the listener stopping because the server is
     /// (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, origin: String, feed: ChattFeed, logger: Logger, stopping: Locked<Bool>
+        _ options: ServeOptions, pool: PGConnectionPool, origin: String, feed: ChattFeed, logger: Logger,
+        stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
             // server connection ran it, and notifications would go to someone else.
-            conninfo: options.directConninfo, origin: origin,
+            conninfo: options.directConninfo, origin: origin, sharingLoopOf: pool,
             onChange: { change in
                 if case .added = change { feed.chattsAdded() } else { feed.invalidate() }
             },

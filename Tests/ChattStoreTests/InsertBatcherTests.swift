@@ -131,7 +131,7 @@ extension DatabaseTests {
             }
         }
 
-        @Test func storingReturnsAtOnceAndAFullQueueRefusesWithoutWaiting() async throws {
+        @Test func aFullQueueRefusesWithoutWaitingForTheDatabase() async throws {
             try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1, acquireTimeout: .seconds(5))
                 defer { pool.close() }
@@ -140,9 +140,9 @@ extension DatabaseTests {
                 defer { holder.letGo() }
                 try #require(await holder.waitUntilHeld())
                 let outcomes = ["0", "1", "2"].map { queue(NewChatt(name: "n", message: $0), in: batcher) }
-                // The third was refused before `store` returned; the first two wait for the held connection.
+                // The third is refused at once, while the first two still wait for the held connection.
+                #expect(await outcomes[2].value()?.failure?.code == .queueFull)
                 #expect(outcomes.map { $0.current == nil } == [true, true, false])
-                #expect(outcomes[2].current?.failure?.code == .queueFull)
                 #expect(outcomes[2].current?.failure?.repositoryError.kind == .unavailable)
                 await holder.release()
                 let stored = try? await outcomes[0].value()?.get()

@@ -1,17 +1,18 @@
-import Dispatch
 import Testing
 
 @testable import ChattStore
 
 // The results are bound before `#expect`, which cannot take a mutating call.
 @Suite struct InsertQueueTests {
-    private func at(_ milliseconds: UInt64) -> DispatchTime {
-        DispatchTime(uptimeNanoseconds: 1_000_000_000 + milliseconds * 1_000_000)
+    private static let start = ContinuousClock.now
+
+    private func at(_ milliseconds: Int) -> ContinuousClock.Instant {
+        Self.start + .milliseconds(milliseconds)
     }
 
     @Test func batchesAreTakenOldestFirstUpToTheLimit() {
         var queue = InsertQueue<Int>(capacity: 10)
-        let queued = (0..<5).map { queue.append($0, deadline: at(UInt64($0))) }
+        let queued = (0..<5).map { queue.append($0, deadline: at($0)) }
         #expect(queued == Array(repeating: true, count: 5))
         let first = queue.take(3), second = queue.take(3), third = queue.take(3)
         #expect(first == [0, 1, 2])
