@@ -8,14 +8,16 @@ The schedule: request i is due at start + i / RATE (evenly spaced, a fixed rate)
 10th, 20th, ...) is POST /postmaps with a body no other request sends, the others GET /getmaps with the iOS app's
 Accept-Encoding, as bench/lua/mix.lua interleaves them. A due request goes out on an idle kept-alive connection of a
 pool of CONNECTIONS opened before the clock starts (the most recently freed first), one request at a time on each,
-as a phone's; when every connection is busy it waits in the generator, its clock running. A connection the server
-closes (its request cap, or one left unused past the server's deadline for a first request) is opened again in the
-background. One thread: a select loop (microsecond timeouts), TLS by the ssl module, bodies counted, not kept.
+as a phone's; when every connection is busy it waits in the generator, its clock running. Each connection opens with
+a GET /healthz that counts nowhere (so the server holds it to its kept-alive deadline, not to the shorter one for a
+new connection's first byte); one the server closes (its request cap) is opened again in the background. One
+thread: a select loop (microsecond timeouts), TLS by the ssl module, bodies counted, not kept.
 
 Prints one "BENCH ..." line in the form of bench/lua/report.lua's (latencies in microseconds over every answered
-request) and one "OPEN ..." line: the rate offered, reads' and posts' own percentiles, the generator's own send lag
-(how late after its due time each request was written: the part of the latency that is the generator's), the most
-requests waiting for a connection at once, and the generator's CPU seconds.
+request) and one "OPEN ..." line: the rate offered, reads' and posts' own percentiles, the generator's own lateness
+(lag: how long after its due time the loop found each request due, the part of a latency that is the generator's,
+not the server's), how long requests then waited for a free connection (wait: every one busy with earlier requests)
+and the most that waited at once, and the generator's CPU seconds.
 
 Usage: open_loop.py URL --rate R --duration S [--connections C] [--cacert FILE] [--post-every N] [--timeout S]
 """
@@ -36,14 +38,14 @@ VIEW = memoryview(BUFFER)
 
 
 class Request:
-    __slots__ = ("index", "due", "post", "sent")
+    __slots__ = ("index", "due", "post", "noticed", "sent")
 
-    def __init__(self, index, due, post):
-        self.index, self.due, self.post, self.sent = index, due, post, 0.0
+    def __init__(self, index, due, post, noticed):
+        self.index, self.due, self.post, self.noticed, self.sent = index, due, post, noticed, 0.0
 
 
 class Connection:
-    """One HTTP/1.1 connection: connecting, handshake, idle, or busy with one request."""
+    """One HTTP/1.1 connection: connecting, handshake, idle, or busy with one request (or its priming one)."""
 
     __slots__ = ("sock", "fd", "state", "output", "request", "head", "remaining", "status", "close_after")
 
@@ -81,17 +83,22 @@ class Generator:
         self.busy = 0
         self.run = "%d-%d" % (time.time(), random.randrange(1 << 30))
         host = "%s:%d" % (self.host, self.port)
+        self.primer = ("GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n" % host).encode()
         self.get = ("GET /getmaps HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n" % host).encode()
         self.post_head = "POST /postmaps HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json; charset=utf-8\r\n" % host
-        # Figures: latency in seconds of answered requests by kind (post or not), the send lag of every sent one.
+        # Figures in seconds: the latency of answered requests by kind (post or not); for every request, how late the
+        # loop found it due (the generator's own lateness) and how long it then waited for a connection to send it.
         self.latency = {False: [], True: []}
         self.lag = []
+        self.waits = []
         self.bytes = 0
         self.status_errors = 0
         self.socket_errors = 0
         self.last_answer = 0.0
         self.most_waiting = 0
         self.reconnects = 0
+        self.primer_errors = 0
+        self.start = None
 
     def body(self, index):
         lat = 42.2 + random.random() * 0.1
@@ -117,17 +124,8 @@ class Generator:
         else:
             self.writers.pop(connection.fd, None)
 
-    def open_blocking(self, connection):
-        sock = socket.create_connection((self.host, self.port), timeout=30)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection.sock = self.context.wrap_socket(sock, server_hostname=self.host)
-        connection.sock.setblocking(False)
-        connection.state = "idle"
-        self.watch(connection)
-        self.idle.append(connection)
-
     def open_background(self, connection):
-        """Starts a non-blocking connect; the loop finishes it and the TLS handshake."""
+        """Starts a non-blocking connect; the loop finishes it, the TLS handshake and the priming request."""
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -162,8 +160,10 @@ class Generator:
             self.fail(connection)
             return
         self.want_write(connection, False)
-        connection.state = "idle"
-        self.idle.append(connection)
+        # A first request, so that the connection is held to the server's kept-alive deadline (a minute), not to
+        # its deadline for a new connection's first byte (10 s), which a connection left unused at the bottom of
+        # the pool would meet, perhaps just as a request is sent on it.
+        self.send(connection, PRIMER, time.monotonic())
 
     def close(self, connection):
         self.unwatch(connection)
@@ -177,15 +177,19 @@ class Generator:
 
     def fail(self, connection):
         """A connection broke: its request (if any) is a socket error; it is opened again."""
-        if connection.request is not None:
+        if connection.request is PRIMER:
+            self.primer_errors += 1
+        elif connection.request is not None:
             self.socket_errors += 1
             self.busy -= 1
-            connection.request = None
+        connection.request = None
         self.close(connection)
         self.open_background(connection)
 
     def send(self, connection, request, now):
-        if request.post:
+        if request is PRIMER:
+            data = self.primer
+        elif request.post:
             body = self.body(request.index)
             data = (self.post_head + "Content-Length: %d\r\n\r\n" % len(body)).encode() + body
         else:
@@ -195,9 +199,10 @@ class Generator:
         connection.head.clear()
         connection.remaining = -1
         connection.close_after = False
-        self.busy += 1
-        request.sent = now
-        self.lag.append(now - request.due)
+        if request is not PRIMER:
+            self.busy += 1
+            request.sent = now
+            self.waits.append(now - request.noticed)
         connection.output = data
         self.flush(connection)
 
@@ -272,11 +277,15 @@ class Generator:
         now = time.monotonic()
         request = connection.request
         connection.request = None
-        self.busy -= 1
-        self.latency[request.post].append(now - request.due)
-        self.last_answer = now
-        if connection.status >= 400:
-            self.status_errors += 1
+        if request is PRIMER:
+            if connection.status != 200:
+                self.primer_errors += 1
+        else:
+            self.busy -= 1
+            self.latency[request.post].append(now - request.due)
+            self.last_answer = now
+            if connection.status >= 400:
+                self.status_errors += 1
         if connection.close_after:
             self.close(connection)
             self.open_background(connection)
@@ -287,21 +296,57 @@ class Generator:
     def issue(self):
         """Queues the requests due by now and sends the oldest waiting ones on idle connections; returns now."""
         now = time.monotonic()
+        if self.start is None:
+            return now
         due = self.start + self.issued * self.interval
         while self.issued < self.total and due <= now:
-            self.backlog.append(Request(self.issued, due, (self.issued + 1) % self.post_every == 0))
+            self.backlog.append(Request(self.issued, due, (self.issued + 1) % self.post_every == 0, now))
+            self.lag.append(now - due)
             self.issued += 1
             due = self.start + self.issued * self.interval
-        if len(self.backlog) > self.most_waiting:
-            self.most_waiting = len(self.backlog)
         while self.backlog and self.idle:
             self.send(self.idle.pop(), self.backlog.popleft(), now)
+        if len(self.backlog) > self.most_waiting:
+            self.most_waiting = len(self.backlog)
         return now
+
+    def turn(self, wait):
+        """Waits up to WAIT seconds for the connections and does what they are ready for."""
+        # select, not epoll: its timeout has microseconds, epoll's milliseconds (a send up to 1 ms late).
+        readable, writable, _ = select.select(self.read_fds, list(self.writers), [], max(0.0, wait))
+        for fd in writable:
+            connection = self.writers.get(fd)
+            if connection is None:
+                continue
+            if connection.state == "connecting":
+                self.connected(connection)
+            elif connection.state == "handshake":
+                self.handshake(connection)
+            else:
+                self.flush(connection)
+        for fd in readable:
+            connection = self.connected_by_fd.get(fd)
+            if connection is None:
+                continue
+            if connection.state == "handshake":
+                self.handshake(connection)
+            elif connection.state in ("busy", "idle"):
+                self.receive(connection)
+                # Between one connection's reading and the next, requests that fell due meanwhile go out.
+                self.issue()
 
     def main(self):
         less_slack()
+        # The pool, opened and primed before the clock starts.
         for connection in self.connections:
-            self.open_blocking(connection)
+            self.open_background(connection)
+        ready_by = time.monotonic() + 30
+        while len(self.idle) < len(self.connections):
+            if time.monotonic() > ready_by or self.primer_errors > len(self.connections):
+                raise SystemExit("open_loop.py: could not open %d connections to %s:%d" % (
+                    len(self.connections), self.host, self.port))
+            self.turn(1)
+        self.reconnects = 0
         gc.disable()
         cpu = time.process_time()
         start = time.monotonic() + 0.05
@@ -314,29 +359,7 @@ class Generator:
                 break
             if now >= deadline:
                 break
-            # select, not epoll: its timeout has microseconds, epoll's milliseconds (a send up to 1 ms late).
-            wait = (start + self.issued * interval - now) if self.issued < self.total else deadline - now
-            readable, writable, _ = select.select(self.read_fds, list(self.writers), [], max(0.0, wait))
-            for fd in writable:
-                connection = self.writers.get(fd)
-                if connection is None:
-                    continue
-                if connection.state == "connecting":
-                    self.connected(connection)
-                elif connection.state == "handshake":
-                    self.handshake(connection)
-                else:
-                    self.flush(connection)
-            for fd in readable:
-                connection = self.connected_by_fd.get(fd)
-                if connection is None:
-                    continue
-                if connection.state == "handshake":
-                    self.handshake(connection)
-                elif connection.state in ("busy", "idle"):
-                    self.receive(connection)
-                    # Between one connection's reading and the next, requests that fell due meanwhile go out.
-                    self.issue()
+            self.turn((start + self.issued * interval - now) if self.issued < self.total else deadline - now)
         cpu = time.process_time() - cpu
         # What the deadline left unanswered or unsent counts as timed out, as wrk's --timeout does.
         self.socket_errors += len(self.backlog) + self.busy + (self.total - self.issued)
@@ -344,17 +367,22 @@ class Generator:
 
     def report(self, start, cpu):
         every = sorted(self.latency[False] + self.latency[True])
-        reads, posts, lag = sorted(self.latency[False]), sorted(self.latency[True]), sorted(self.lag)
+        reads, posts = sorted(self.latency[False]), sorted(self.latency[True])
+        lag, waits = sorted(self.lag), sorted(self.waits)
         seconds = max(self.last_answer - start, 1e-9) if every else self.duration
         print("BENCH requests=%d bytes=%d seconds=%.3f rps=%.1f p50_us=%d p99_us=%d max_us=%d status_errors=%d "
               "socket_errors=%d" % (len(every), self.bytes, seconds, len(every) / seconds, us(every, 0.5),
                                     us(every, 0.99), us(every, 1), self.status_errors, self.socket_errors))
         print("OPEN offered_rps=%.1f offered=%d reads=%d reads_p50_us=%d reads_p99_us=%d reads_max_us=%d posts=%d "
               "posts_p50_us=%d posts_p99_us=%d posts_max_us=%d lag_p50_us=%d lag_p99_us=%d lag_max_us=%d "
-              "most_waiting=%d reconnects=%d cpu_s=%.2f" % (
+              "wait_p99_us=%d wait_max_us=%d most_waiting=%d reconnects=%d cpu_s=%.2f" % (
                   self.rate, self.total, len(reads), us(reads, 0.5), us(reads, 0.99), us(reads, 1), len(posts),
                   us(posts, 0.5), us(posts, 0.99), us(posts, 1), us(lag, 0.5), us(lag, 0.99), us(lag, 1),
-                  self.most_waiting, self.reconnects, cpu))
+                  us(waits, 0.99), us(waits, 1), self.most_waiting, self.reconnects, cpu))
+
+
+# The request each connection opens with, whose answer counts nowhere.
+PRIMER = Request(-1, 0.0, False, 0.0)
 
 
 def less_slack():

@@ -164,9 +164,9 @@ function open_mix_target(    k, text) {
     k = "mix-open" SUBSEP "tls"
     text = "open-loop 90/10 mix at half the closed-loop throughput, TLS: p99 ≤ 10 ms"
     if (!(k in p99) || open_rate <= 0) { target(text, "-", ""); return }
-    target(text, sprintf("p99 %.2f ms (p50 %.2f, max %.2f; reads p99 %.2f, posts p99 %.2f) at %d req/s offered, half of the mix's %.0f; %d errors; the generator's own send lag p99 %.2f ms",
+    target(text, sprintf("p99 %.2f ms (p50 %.2f, max %.2f; reads p99 %.2f, posts p99 %.2f) at %d req/s offered, half of the mix's %.0f; %d errors; the generator's own lateness p99 %.2f ms, most requests waiting for a connection %d",
         p99[k], p50[k], maxms[k], opened["reads_p99_us"] / 1000, opened["posts_p99_us"] / 1000, open_rate, mix_rps,
-        errors[k], opened["lag_p99_us"] / 1000), p99[k] <= 10 && errors[k] == 0)
+        errors[k], opened["lag_p99_us"] / 1000, opened["most_waiting"]), p99[k] <= 10 && errors[k] == 0)
 }
 
 function targets(    k, f, i, peak, at, growth, per, g, h, budget) {
