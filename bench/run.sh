@@ -10,12 +10,15 @@
 #   --duration S     seconds per scenario (default 10)
 #   --connections C  wrk, h2load and pgbench clients (default 64); --threads T: their threads (default 2)
 #   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along (post
-#                    brings post-rejected and pgbench-c1; mix brings getmaps-gzip, getmaps-gzip-end, both
-#                    posts and both pgbench runs):
-#                    tiny getmaps getmaps-gzip getmaps-conns post-rejected post mix getmaps-gzip-end
-#                    h2-tiny h2-getmaps h2-getmaps-gzip
+#                    brings post-rejected, post-lone and pgbench-c1; post-lone brings pgbench-c1; mix brings
+#                    getmaps-gzip, getmaps-gzip-end, post, post-rejected and pgbench; mix-open brings mix alone):
+#                    tiny getmaps getmaps-gzip getmaps-conns post-rejected post post-lone mix getmaps-gzip-end
+#                    mix-open bulk-insert h2-tiny h2-getmaps h2-getmaps-gzip
 #                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench pgbench-c1
 #                    nginx-h2-tiny-1w nginx-h2-getmaps nginx-h2-getmaps-gzip
+#                    (post-lone: one client posting, wrk -t1 -c1; mix-open: the mix offered at a fixed rate,
+#                    half the closed-loop mix's, by bench/lib/open_loop.py; bulk-insert: N chatts inserted by
+#                    psql under a chatterd of its own, then read: its RSS, bench/lib/bulk.sh)
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
 
@@ -26,7 +29,7 @@ for lib in scripts/lib/common.sh scripts/lib/deps.sh scripts/lib/postgres.sh ben
     source "$lib"
 done
 
-usage() { sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,22p' "$0" | sed 's/^# \{0,1\}//'; }
 
 BENCH_ROWS=1000 BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_THREADS=2 only=''
 command_line="bench/run.sh${*:+ $*}"
@@ -70,6 +73,8 @@ trap 'exit 143' TERM
 bench_chatterd_build
 # The chain gen-cert.sh writes: what chatterd and nginx serve, and (as it ends with the CA) what the clients trust.
 crt=$BENCH_OUT/bench-server.crt key=$BENCH_OUT/bench.key
+# shellcheck disable=SC2034 # read by bench/lib/bulk.sh and mix_open.sh
+BENCH_CHAIN=$crt BENCH_KEY=$key
 deploy/gen-cert.sh --out-dir "$BENCH_OUT" --name bench --force >/dev/null
 log "starting PostgreSQL (full durability) and seeding $BENCH_ROWS chatts"
 bench_db_start "$BENCH_CONNECTIONS"

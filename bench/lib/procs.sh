@@ -39,20 +39,33 @@ _untrack() {
 
 # Stops every tracked process that is still running (TERM, then KILL after 10 s) and reaps it.
 stop_tracked() {
-    local pid i
+    local pid
     for pid in "${BENCH_PIDS[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
     for pid in "${BENCH_PIDS[@]}"; do
-        for (( i = 0; i < 100; i++ )); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        _reap "$pid"
     done
     BENCH_PIDS=()
     return 0
+}
+
+# Stops the tracked process PID (TERM, then KILL after 10 s), reaps and forgets it.
+stop_tracked_one() {
+    kill -TERM "$1" 2>/dev/null || true
+    _reap "$1"
+    _untrack "$1"
+}
+
+# Waits up to 10 s for PID (already sent TERM) to exit, then kills and reaps it.
+_reap() {
+    local i
+    for (( i = 0; i < 100; i++ )); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
 }
 
 # Waits until curl gets a 2xx from URL (curl options may precede it) while PID lives; fails after 30 s.

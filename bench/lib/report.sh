@@ -32,6 +32,12 @@ bench_report() {
         "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_DURATION" $(( 4 * BENCH_CONNECTIONS )) \
         "$BENCH_THREADS" "$BENCH_CONNECTIONS" "$BENCH_H2_STREAMS" "$BENCH_DURATION" \
         "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_DURATION"
+    printf -- '- post-lone: wrk -t1 -c1 (one client posting)'
+    [[ -z ${BENCH_OPEN_RATE:-} ]] || printf '; mix-open: bench/lib/open_loop.py offering %s req/s (half the closed-loop mix'"'"'s %s over TLS) evenly spaced for %ss, every 10th a post, on up to %s kept-alive TLS connections, latency from each request'"'"'s due time' \
+        "$BENCH_OPEN_RATE" "$BENCH_OPEN_MIX_RPS" "$BENCH_DURATION" "$BENCH_CONNECTIONS"
+    [[ -z ${BENCH_BULK:-} ]] || printf '; bulk-insert: a chatterd of its own (TLS) on an empty database, %s chatts inserted by psql in one statement, both forms read once, then wrk -c%s reading both forms by turns' \
+        "$BENCH_ROWS" "$BENCH_CONNECTIONS"
+    printf '\n'
     printf -- '- nginx: 1 worker (nginx-tiny-1w), %s workers (the other nginx rows)\n' "$BENCH_NGINX_WORKERS"
     printf -- '- /getmaps: %s rows, %s bytes; %s bytes with gzip -9 (nginx gzip_static); ' \
         "$BENCH_ROWS" "$body_bytes" "$gzip_bytes"
@@ -41,6 +47,7 @@ bench_report() {
     awk -v baselines="$baselines" -v http11="$http11" -v connections="$BENCH_CONNECTIONS" \
         -v streams="$BENCH_H2_STREAMS" -v body_bytes="$body_bytes" -v gzip_bytes="${BENCH_CHATTERD_GZIP_BYTES:-0}" \
         -v rows="$BENCH_ROWS" -v idle_threads="${BENCH_IDLE_THREADS:-}" -v built_kb="${BENCH_BUILT_KB:-0}" \
-        -v held="${BENCH_HELD:-}" \
+        -v held="${BENCH_HELD:-}" -v bulk="${BENCH_BULK:-}" -v open="${BENCH_OPEN:-}" \
+        -v open_rate="${BENCH_OPEN_RATE:-0}" -v mix_rps="${BENCH_OPEN_MIX_RPS:-0}" \
         -f bench/lib/report.awk "$BENCH_RESULTS"
 }

@@ -1,15 +1,19 @@
 # shellcheck shell=bash
 # The scenarios, their baselines, which ones --only selects, and the order they run in.
-# Needs BENCH_PID and BENCH_URL (servers), BENCH_CONNECTIONS, BENCH_THREADS, BENCH_DURATION, BENCH_OUT.
+# Needs BENCH_PID and BENCH_URL (servers), BENCH_CONNECTIONS, BENCH_THREADS, BENCH_DURATION, BENCH_OUT, and
+# BENCH_CHAIN and BENCH_KEY (the servers' chain and key; the chain ends with the CA the clients trust).
 
 # Every scenario; bench_run_all fixes the order they run in. The h2-* ones are HTTP/2 over TLS with h2load,
 # against nginx's http2 (nginx-h2-*) and beside chatterd's HTTP/1.1 figures for the same request.
 # post-rejected is the same POST refused with 400 before any database work; pgbench-c1 is pgbench with one
-# client, whose latency is one commit's WAL flush (what a post's latency is held to); getmaps-gzip-end reads the feed
-# as the mix left it (it grew by the mix's posts), so the mix can be held to the GET rate at both sizes.
+# client, whose latency is one commit's WAL flush, and post-lone a post from one client (wrk -t1 -c1), held to
+# it; getmaps-gzip-end reads the feed as the mix left it (it grew by the mix's posts), so the mix can be held to
+# the GET rate at both sizes. mix-open offers the mix at a fixed rate, half the closed-loop mix's over TLS in the
+# same run (bench/lib/open_loop.py); bulk-insert is another writer's bulk insert under a chatterd of its own
+# (bench/lib/bulk.sh).
 BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-h2-tiny-1w h2-tiny nginx-tiny nginx-getmaps getmaps nginx-h2-getmaps
     h2-getmaps nginx-getmaps-gzip getmaps-gzip nginx-h2-getmaps-gzip h2-getmaps-gzip getmaps-conns pgbench
-    pgbench-c1 post-rejected post mix getmaps-gzip-end)
+    pgbench-c1 post-lone post-rejected post mix getmaps-gzip-end mix-open bulk-insert)
 
 # The iOS app's Accept-Encoding.
 BENCH_IOS_ENCODING='Accept-Encoding: gzip, deflate, br'
@@ -32,11 +36,12 @@ bench_baseline_of() {
 }
 
 # Prints the transports scenario NAME runs over: HTTP/2 ones over h2 (TLS, ALPN h2), pgbench once (it has no
-# transport), getmaps-conns over TLS only (phones poll over TLS), the others over TLS and plain HTTP/1.1.
+# transport), getmaps-conns, mix-open and bulk-insert over TLS only (phones poll over TLS), the others over TLS and
+# plain HTTP/1.1.
 bench_transports_of() {
     case $1 in
         h2-* | nginx-h2-*) echo h2 ;;
-        pgbench | pgbench-c1 | getmaps-conns) echo tls ;;
+        pgbench | pgbench-c1 | getmaps-conns | mix-open | bulk-insert) echo tls ;;
         *) echo tls plain ;;
     esac
 }
@@ -52,11 +57,14 @@ bench_select() {
         [[ " ${BENCH_SCENARIOS[*]} " == *" $name "* ]] && known=1
         (( known )) || die "unknown scenario $name (known: ${BENCH_SCENARIOS[*]})"
         BENCH_SELECTED[$name]=1
-        # The ratios need these in the same run: a post against a refused one, a mix at its end size.
+        # The ratios need these in the same run: a post against a refused one, a lone post against one flush,
+        # a mix at its end size, the open-loop mix at half the closed-loop one's rate.
         case $name in
-            post) BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[pgbench-c1]=1 ;;
+            post) BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[post-lone]=1 BENCH_SELECTED[pgbench-c1]=1 ;;
+            post-lone) BENCH_SELECTED[pgbench-c1]=1 ;;
             mix) BENCH_SELECTED[getmaps-gzip-end]=1 BENCH_SELECTED[getmaps-gzip]=1 BENCH_SELECTED[post]=1
-                BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[pgbench-c1]=1 BENCH_SELECTED[pgbench]=1 ;;
+                BENCH_SELECTED[post-rejected]=1 BENCH_SELECTED[pgbench]=1 ;;
+            mix-open) BENCH_SELECTED[mix]=1 ;;
         esac
         name=$(bench_baseline_of "$name")
         [[ -z $name ]] || BENCH_SELECTED[$name]=1
@@ -80,11 +88,16 @@ bench_run() {
         post-rejected) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/postmaps" -s bench/lua/post-rejected.lua ;;
         post) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/postmaps" -s bench/lua/post.lua
             bench_db_reset ;;
+        post-lone) bench_wrk "$name" "$transport" "$pid" 1 "$chatterd/postmaps" -s bench/lua/post.lua
+            bench_db_reset ;;
         # The store is reset after getmaps-gzip-end, which reads what the mix left.
         mix) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" -s bench/lua/mix.lua
             [[ -n ${BENCH_SELECTED[getmaps-gzip-end]:-} ]] || bench_db_reset ;;
         getmaps-gzip-end) bench_wrk "$name" "$transport" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING"
             bench_db_reset ;;
+        mix-open) bench_mix_open "$name" "$transport" "$pid" "$chatterd"
+            bench_db_reset ;;
+        bulk-insert) bench_bulk_insert ;;
         h2-tiny) bench_h2load "$name" "$pid" "$c" "$chatterd/healthz" ;;
         h2-getmaps) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" ;;
         h2-getmaps-gzip) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING" ;;
@@ -121,7 +134,8 @@ bench_run_all() {
     local group transport name
     for group in 'nginx-tiny-1w tiny' 'nginx-h2-tiny-1w h2-tiny' nginx-tiny 'nginx-getmaps getmaps' \
         'nginx-h2-getmaps h2-getmaps' 'nginx-getmaps-gzip getmaps-gzip' 'nginx-h2-getmaps-gzip h2-getmaps-gzip' \
-        getmaps-conns pgbench pgbench-c1 'post-rejected post' 'mix getmaps-gzip-end'; do
+        getmaps-conns pgbench 'pgbench-c1 post-lone' 'post-rejected post' 'mix getmaps-gzip-end' mix-open \
+        bulk-insert; do
         for transport in tls plain h2; do
             for name in $group; do
                 if [[ " $(bench_transports_of "$name") " == *" $transport "* ]]; then
