@@ -89,15 +89,22 @@ extension ChattFeed {
     }
 
     /// Catches `stale` up with the rows after its settled ones when it can, else reads everything.
+    ///
+    /// More than `catchUpLimit` new rows (another writer's bulk insert) are read again in full instead, through
+    /// the store's cursor: a catch-up holds its rows, as stored and as read, all at once beside the feed.
     private func readStore(
         _ kind: Kind, stale: EncodedFeed?, sizeHint: Int, generation: UInt64,
         before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> EncodedFeed {
         var sizeHint = sizeHint
         if let stale {
-            let delta = try await repository.chatts(after: stale.tip.boundary, before: deadline)
-            if let caughtUp = stale.caughtUp(with: delta, generation: generation) { return caughtUp }
-            // Not the whole store (a removal, or a row placed among the settled ones): read it all.
+            let limit = catchUpLimit + 1
+            let delta = try await repository.chatts(after: stale.tip.boundary, limit: limit, before: deadline)
+            if delta.chatts.count < limit, let caughtUp = stale.caughtUp(with: delta, generation: generation) {
+                return caughtUp
+            }
+            // Too many to catch up with, or not the whole store (a removal, or a row placed among the settled
+            // ones): read it all.
             sizeHint = stale.tip.length
             state.withLock { state in
                 if state.feeds[kind] === stale { state.feeds[kind] = nil }

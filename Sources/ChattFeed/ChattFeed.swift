@@ -56,6 +56,8 @@ public final class ChattFeed: Sendable {
     public let repository: any ChattRepository
     /// With `--strict-feeds`: notifications are never trusted, and no stale feed is served.
     private let strict: Bool
+    /// The most new rows a stale feed takes in; more are read again in full (see `readStore`).
+    let catchUpLimit: Int
     let lastGood: LastGoodFeeds
     /// Everything readers look at; held only for moments, never while a version is built or the store is read.
     let state = Locked(State())
@@ -69,13 +71,16 @@ public final class ChattFeed: Sendable {
     ///   - strict: never trust notifications (every read checks the store's version) and never serve a stale feed.
     ///   - staleIfError: how long after it was last known current a feed may still be served while the database
     ///     cannot be reached (RFC 5861's `stale-if-error`, with the server as the cache); zero answers the failure.
+    ///   - catchUpLimit: the most new rows a stale feed takes in; more are read again in full. At about 180 bytes a
+    ///     row, 5 000 rows are under a megabyte of body, held once as stored and once as read.
     ///   - now: the clock that age is measured with (injected by tests).
     public init(
         repository: any ChattRepository, strict: Bool = false, staleIfError: Duration = .zero,
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+        catchUpLimit: Int = 5_000, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.repository = repository
         self.strict = strict
+        self.catchUpLimit = catchUpLimit
         lastGood = LastGoodFeeds(maxAge: strict ? .zero : staleIfError, now: now)
     }
 

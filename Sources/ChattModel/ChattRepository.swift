@@ -12,11 +12,11 @@ public protocol ChattRepository: Sendable {
     func readChatts(
         before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion
-    /// The chatts after `position` in feed order (every chatt for nil), and the version of the store, both
-    /// read at one moment: whoever holds the chatts up to `position` can tell from the count whether the two
-    /// together are the whole store. `.unavailable` once `deadline` has passed.
+    /// The first `limit` chatts after `position` in feed order (after none for nil), and the version of the
+    /// store, both read at one moment: whoever holds the chatts up to `position` can tell from the count whether
+    /// the two together are the whole store. `.unavailable` once `deadline` has passed.
     func chatts(
-        after position: FeedPosition?, before deadline: ContinuousClock.Instant
+        after position: FeedPosition?, limit: Int, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> ChattDelta
     /// The store's current version: a cheap query that tells whether a cached feed is still current.
     /// `.unavailable` once `deadline` has passed.

@@ -38,19 +38,19 @@ extension PostgresChattRepository {
         }
     }
 
-    /// The chatts after `position` in feed order, with the store's version, in one statement; the (time, seq)
-    /// comparison walks the feed-order index from `position` on.
+    /// The first `limit` chatts after `position` in feed order, with the store's version, in one statement; the
+    /// (time, seq) comparison walks the feed-order index from `position` on.
     public func chatts(
-        after position: FeedPosition?, before deadline: ContinuousClock.Instant
+        after position: FeedPosition?, limit: Int, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> ChattDelta {
         do {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 let result: PGResult
                 if let position {
                     result = try await session.query(
-                        Self.chattsAfterSQL, [position.timestamp, String(position.sequence)])
+                        Self.chattsAfterSQL, [position.timestamp, String(position.sequence), String(limit)])
                 } else {
-                    result = try await session.query(Self.everyChattSQL)
+                    result = try await session.query(Self.everyChattSQL, [String(limit)])
                 }
                 return ChattDelta(chatts: try result.sequencedChatts(), version: try result.chattsVersion())
             }

@@ -39,19 +39,21 @@ public final class PostgresChattRepository: ChattRepository {
     static let commitSQL = "COMMIT"
     static let rollbackSQL = "ROLLBACK"
 
-    /// The store's version and the chatts after a position, in one statement and so one snapshot (the outer join
-    /// gives the version a row when no chatt follows).
+    /// The store's version and the first chatts after a position, in one statement and so one snapshot (the outer
+    /// join gives the version a row when no chatt follows).
     static let chattsAfterSQL = """
         WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
         SELECT store.count, store.last, after.* FROM store LEFT JOIN (
-            SELECT \(ChattColumns.list), time FROM chatts WHERE (time, seq) > ($1::timestamptz, $2::bigint)
+            SELECT \(ChattColumns.list), time FROM chatts
+            WHERE (time, seq) > ($1::timestamptz, $2::bigint) ORDER BY time, seq LIMIT $3
         ) AS after ON true
         ORDER BY after.time, after.seq
         """
     static let everyChattSQL = """
         WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
-        SELECT store.count, store.last, after.* FROM store LEFT JOIN (SELECT \(ChattColumns.list), time FROM chatts) AS after
-        ON true
+        SELECT store.count, store.last, after.* FROM store LEFT JOIN (
+            SELECT \(ChattColumns.list), time FROM chatts ORDER BY time, seq LIMIT $1
+        ) AS after ON true
         ORDER BY after.time, after.seq
         """
 

@@ -126,6 +126,20 @@ func expectSameAsRebuilt(
         #expect(again.identity.body.bytes == ChattRowEncoder.chattsRows(repository.chatts))
     }
 
+    @Test func asManyNewRowsAsACatchUpTakesAreCaughtUpAndOneMoreIsReadInFull() async throws {
+        let feeds = ChattFeed(repository: repository, catchUpLimit: 4)
+        feeds.listening(true)
+        _ = try await feeds.read(.chatts)
+        for serial in 1...4 { try await repository.add(variedChatt(serial)) }
+        feeds.chattsAdded()
+        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
+        #expect(repository.deltaReads == 1 && repository.snapshotReads == 1 + 1, "caught up")
+        for serial in 5...9 { try await repository.add(variedChatt(serial)) }
+        feeds.chattsAdded()
+        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
+        #expect(repository.deltaReads == 2 && repository.snapshotReads == 2 + 1 + 1, "a bulk insert: read in full")
+    }
+
     @Test func aStaleFeedIsNotAppendedToButReadAfterwards() async throws {
         try await repository.add(variedChatt(1))
         _ = try await feeds.read(.maps)

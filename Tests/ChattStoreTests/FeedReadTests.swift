@@ -67,18 +67,30 @@ extension DatabaseTests {
 
         @Test func theChattsAfterAPositionComeWithTheStoreVersion() async throws {
             try await withRepository { repository, _ throws in
-                let empty = try await repository.chatts(after: nil, before: .soon)
+                let empty = try await repository.chatts(after: nil, limit: 1000, before: .soon)
                 #expect(empty == ChattDelta(chatts: [], version: ChattsVersion(count: 0, lastSequence: 0)))
                 for index in 0..<6 { try await repository.add(NewChatt(name: "n", message: "\(index)")) }
                 var rows: [SequencedChatt] = []
                 _ = try await repository.readChatts(before: .soon) { rows.append($0) }
                 let version = try await repository.version(before: .soon)
-                let every = try await repository.chatts(after: nil, before: .soon)
+                let every = try await repository.chatts(after: nil, limit: 1000, before: .soon)
                 #expect(every == ChattDelta(chatts: rows, version: version))
                 for cut in 0..<6 {
-                    let delta = try await repository.chatts(after: rows[cut].position, before: .soon)
+                    let delta = try await repository.chatts(after: rows[cut].position, limit: 1000, before: .soon)
                     #expect(delta == ChattDelta(chatts: Array(rows[(cut + 1)...]), version: version))
                 }
+            }
+        }
+
+        @Test func theChattsAfterAPositionStopAtTheLimitAndTheVersionStillCountsThemAll() async throws {
+            try await withRepository { repository, _ throws in
+                for index in 0..<6 { try await repository.add(NewChatt(name: "n", message: "\(index)")) }
+                var rows: [SequencedChatt] = []
+                let version = try await repository.readChatts(before: .soon) { rows.append($0) }
+                let first = try await repository.chatts(after: nil, limit: 2, before: .soon)
+                #expect(first == ChattDelta(chatts: Array(rows[0..<2]), version: version))
+                let next = try await repository.chatts(after: rows[1].position, limit: 3, before: .soon)
+                #expect(next == ChattDelta(chatts: Array(rows[2..<5]), version: version))
             }
         }
     }

@@ -89,13 +89,13 @@ public final class InMemoryChattRepository: ChattRepository {
     }
 
     public func chatts(
-        after position: FeedPosition?, before deadline: ContinuousClock.Instant
+        after position: FeedPosition?, limit: Int, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> ChattDelta {
         try state.withLock { (state: inout State) throws(RepositoryError) in
             if let failure = state.failure { throw failure }
             state.deltaReads += 1
             let after = state.rows.filter { row in position.map { $0 < row.position } ?? true }
-            return ChattDelta(chatts: after, version: state.version)
+            return ChattDelta(chatts: Array(after.prefix(limit)), version: state.version)
         }
     }
 
