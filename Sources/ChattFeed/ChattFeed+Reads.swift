@@ -113,6 +113,7 @@ extension ChattFeed {
         // Some slack over the last size, so that growth rarely copies the body being built.
         var builder = FeedLineageBuilder(kind: kind, keepsTail: true, capacity: sizeHint + sizeHint / 16)
         let version = try await repository.readChatts(before: deadline) { builder.append($0) }
+        defer { fullReadEnded() }
         return EncodedFeed(builder, version: version, generation: generation)
     }
 }

@@ -58,6 +58,8 @@ public final class ChattFeed: Sendable {
     private let strict: Bool
     /// The most new rows a stale feed takes in; more are read again in full (see `readStore`).
     let catchUpLimit: Int
+    /// Told after each full read of the store.
+    let fullReadEnded: @Sendable () -> Void
     let lastGood: LastGoodFeeds
     /// Everything readers look at; held only for moments, never while a version is built or the store is read.
     let state = Locked(State())
@@ -73,11 +75,15 @@ public final class ChattFeed: Sendable {
     ///     cannot be reached (RFC 5861's `stale-if-error`, with the server as the cache); zero answers the failure.
     ///   - catchUpLimit: the most new rows a stale feed takes in; more are read again in full. At about 180 bytes a
     ///     row, 5 000 rows are under a megabyte of body, held once as stored and once as read.
+    ///   - fullReadEnded: told after each full read of the store, before its version is published (the one it
+    ///     replaces is let go of after that, when no reader holds it any more).
     ///   - now: the clock that age is measured with (injected by tests).
     public init(
         repository: any ChattRepository, strict: Bool = false, staleIfError: Duration = .zero,
-        catchUpLimit: Int = 5_000, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+        catchUpLimit: Int = 5_000, fullReadEnded: @escaping @Sendable () -> Void = {},
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
+        self.fullReadEnded = fullReadEnded
         self.repository = repository
         self.strict = strict
         self.catchUpLimit = catchUpLimit

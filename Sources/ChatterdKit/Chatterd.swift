@@ -67,7 +67,8 @@ public enum Chatterd {
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let repository = PostgresChattRepository(pool: pool)
         let feed = ChattFeed(
-            repository: repository, strict: options.strictFeeds, staleIfError: .seconds(options.staleIfErrorSeconds))
+            repository: repository, strict: options.strictFeeds, staleIfError: .seconds(options.staleIfErrorSeconds),
+            fullReadEnded: returnFreedMemory)
         let server = makeServer(options, feed: feed, poolStats: { pool.stats }, logger: logger)
         do {
             // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
@@ -118,6 +119,14 @@ public enum Chatterd {
             "advice": .text("ALTER ROLE <chatterd's role> SET statement_timeout = '5s'; "
                 + "ALTER ROLE <chatterd's role> SET idle_in_transaction_session_timeout = '10s'"),
         ])
+    }
+
+    /// After a full read the version it replaces is freed, once its last reader is done, in blocks too small to
+    /// be unmapped: malloc keeps them in its heaps, and RSS would hold two feeds after another writer's bulk
+    /// insert. A moment later (by when readers of the old version have usually finished), they go back to the
+    /// system (bench/RESULTS.md, "One way through the store").
+    @Sendable static func returnFreedMemory() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _ = malloc_trim(0) }
     }
 
     /// Tells `feed` of changes made by anyone: other chatterd processes, or an operator's psql. Rows only added are
