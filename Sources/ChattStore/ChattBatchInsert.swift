@@ -7,9 +7,9 @@ import Locking
 /// sync): it stores more rows per second (measured: bench/RESULTS.md, "Batch insert"), and it leaves one result to
 /// check instead of one per row.
 ///
-/// Each statement returns the rows as stored, in their wire forms, so the feed cache can take them in without
-/// reading them back; and each marks itself as announced by chatterd after it commits (`ChattsChangedNotice`), so
-/// it holds no notify lock through its commit. The batch's announcement rides in the same round trip, after the
+/// Each statement returns the rows as stored, in their wire forms, so the feeds (`ChattFeed`) can take them in
+/// without reading them back; and each marks itself as announced by chatterd after it commits
+/// (`ChattsChangedNotice`), so it holds no notify lock through its commit. The batch's announcement rides in the same round trip, after the
 /// commit; rows stored one by one are announced once all are.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.

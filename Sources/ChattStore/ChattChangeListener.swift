@@ -16,7 +16,7 @@ import Dispatch
 /// notification. As soon as the connection is lost or the trigger is found disabled, `onListening(false)` is
 /// called (changes may now go unseen); a lost connection is reopened with back-off (0.1 s doubling to 5 s, as the
 /// pool does), and a disabled trigger is checked again every `healthCheckInterval`. At each check while the
-/// trigger is enabled, `onStoreVersion` gets the store's version too, for the feed cache's audit of announcements
+/// trigger is enabled, `onStoreVersion` gets the store's version too, for the feeds' audit of announcements
 /// that never came (`ChattFeed.audit`).
 public final class ChattChangeListener: @unchecked Sendable {  // every `var` only on `loop.queue`
     static let listenSQL = "LISTEN chatts_changed"

@@ -31,7 +31,7 @@ enum ChattsChangedNotice {
 
     /// The announcement does not wait for its own commit to reach the disk: the rows it announces already did,
     /// and so the notify lock is held for moments, not for a WAL flush. A crash may lose it; listeners reconnect
-    /// after a crash anyway, and the feed cache's audit covers an announcement that never came.
+    /// after a crash anyway, and the feeds' audit covers an announcement that never came.
     static let announceSQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('chatts_changed', $1)"
 
     /// The payload announcing rows added by the process called `origin`.

@@ -7,7 +7,7 @@
 /// double towards the front, so bytes added in pieces of at least m bytes take about log2(limit / m) segments,
 /// plus one for each `mergeLimit` of bytes beyond (and the first segment); each byte is copied at most about
 /// log1.5(limit / m) times. The limit bounds a merge's copy, which for a feed happens while a post's rows are
-/// taken in under the feed cache's lock, to about a millisecond. A merge makes a new array: versions made before
+/// taken in (see `ChattFeed.append`), to about a millisecond. A merge makes a new array: versions made before
 /// it keep the segments it replaced until they go. (Measured: bench/RESULTS.md, "Segmented feed bodies".)
 extension ByteSegments {
     /// The longest segment a merge makes: 4 MiB, copied in about a millisecond here.
