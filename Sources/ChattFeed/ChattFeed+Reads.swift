@@ -100,8 +100,10 @@ extension ChattFeed {
         if let stale {
             let limit = catchUpLimit + 1
             let delta = try await repository.chatts(after: stale.tip.boundary, limit: limit, before: deadline)
-            if delta.chatts.count < limit, let caughtUp = stale.caughtUp(with: delta, generation: generation) {
-                return caughtUp
+            // A post's append moves the lineage on before it publishes, so `stale` may no longer be its newest
+            // version: catch up from the one the append left (published, or kept for this), once it is done.
+            for base in [stale, newestVersion(of: stale, kind)].compactMap({ $0 }) where delta.chatts.count < limit {
+                if let caughtUp = base.caughtUp(with: delta, generation: generation) { return caughtUp }
             }
             // Too many to catch up with, or not the whole store (a removal, or a row placed among the settled
             // ones): read it all.
@@ -115,6 +117,17 @@ extension ChattFeed {
         let version = try await repository.readChatts(before: deadline) { builder.append($0) }
         defer { fullReadEnded() }
         return EncodedFeed(builder, version: version, generation: generation)
+    }
+}
+
+extension ChattFeed {
+    /// The version of `feed`'s lineage current now, if an append has made one since `feed`; waits for an append
+    /// in progress (it builds in moments).
+    fileprivate func newestVersion(of feed: EncodedFeed, _ kind: Kind) -> EncodedFeed? {
+        appends.withLock { _ in }
+        guard let current = state.withLock({ $0.feeds[kind] }), current !== feed, current.lineage === feed.lineage
+        else { return nil }
+        return current
     }
 }
 

@@ -40,6 +40,9 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
     private var stopping = false
     private var backoff = ConnectBackoff()
     private var connection: PGConnection?
+    /// The socket `connection` was opened on: libpq forgets it (-1) once it has closed it after a failure, and the
+    /// loop must still stop watching it.
+    private var socket: Int32 = -1
     /// Whether `onListening(true)` was the last call.
     private var announced = false
     /// The next health check, or the next connect attempt while backing off.
@@ -111,8 +114,16 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
                 switch opened {
                 case .success(let connection):
                     self.connection = connection
+                    socket = connection.socket
+                    // Driven by the loop like a pooled one: a write that would block must not block the loop.
+                    guard (try? connection.makeNonBlocking()) != nil else { return connectionLost() }
                     run([Self.lockTimeoutSQL, Self.listenSQL], on: connection) { [self] outcome in
-                        guard case .success = outcome else { return connectionLost() }
+                        guard case .success = outcome else {
+                            // Connected but refused (a standby in recovery cannot LISTEN): back off as for a
+                            // failed connect, rather than reconnecting at once.
+                            backoff.recordFailure(at: .now)
+                            return connectionLost()
+                        }
                         backoff.recordSuccess()
                         check(connection)
                     }
@@ -174,7 +185,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
 
     /// Watches the idle connection's socket for notifications until the next statement or a loss.
     private func watch(_ connection: PGConnection) {
-        let watched = loop.watch(connection.socket, writable: false) { [self] in
+        let watched = loop.watch(socket, writable: false) { [self] in
             guard self.connection === connection else { return }
             do throws(StoreError) {
                 report(try connection.readNotifications())
@@ -198,9 +209,10 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
         loop.timers.cancel(timer)
         timer = nil
         if let connection {
-            loop.unwatch(connection.socket)
+            loop.unwatch(socket)
             connection.abandon()
             self.connection = nil
+            socket = -1
         }
         if announced {
             announced = false

@@ -55,6 +55,12 @@ struct CommittingQuery: PGExchange {
         if over, reading.preparedFirst { connection.preparedNames.insert(statement.name) }
         return over
     }
+
+    /// Once the commit's sync has come, the outcome is known, whatever becomes of the follower.
+    mutating func endedEarly(by error: StoreError) -> Bool {
+        reading.broke(error)
+        return reading.isCommitSettled
+    }
 }
 
 /// A failure of a `CommittingQuery`, and whether it came at the commit, after the statement had run.
@@ -153,6 +159,9 @@ struct PipelineReading: Sendable {
 
     /// Whether the last statement's results are all in, so its commit is on its way.
     var isExecuted: Bool { current == queries }
+
+    /// Whether the commit's sync has come, so the outcome no longer depends on what follows.
+    var isCommitSettled: Bool { syncsSeen > 0 }
 
     /// Whether the first of two statements (a prepare) succeeded.
     var preparedFirst: Bool { queries == 2 && current >= 1 && earlierFailure == nil }

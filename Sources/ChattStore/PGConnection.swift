@@ -6,9 +6,9 @@ import Glibc
 import Darwin
 #endif
 
-/// One libpq connection; owns its `PGconn` and closes it only in deinit. A plain one (the migrator's, the change
-/// listener's) runs statements with the blocking `query`; a pooled one is non-blocking, and its statements are
-/// sent and read by the store's loop (`PGConnection+Async`, `PGRoundTrip`).
+/// One libpq connection; owns its `PGconn` and closes it only in deinit. A plain one (the migrator's) runs
+/// statements with the blocking `query`; a pooled one, and the change listener's, is non-blocking, and its
+/// statements are sent and read by the store's loop (`PGConnection+Async`, `PGRoundTrip`).
 // @unchecked Sendable: libpq forbids concurrent use of a PGconn, so the pool lends each connection to one
 // caller at a time (it may move between threads, which libpq allows).
 public final class PGConnection: @unchecked Sendable {

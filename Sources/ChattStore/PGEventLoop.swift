@@ -46,7 +46,11 @@ final class PGEventLoop: @unchecked Sendable {  // `handlers` is touched only on
     /// - Returns: false when the kernel refuses the socket (it is closed).
     func watch(_ fd: Int32, writable: Bool, _ handler: @escaping () -> Void) -> Bool {
         let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
-        guard (try? set.control(handlers[fd] == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, events: events)) != nil
+        let known = handlers[fd] != nil
+        // A handler left for a socket that was closed since, its number now reused, finds nothing to modify:
+        // the new socket is added instead.
+        guard (try? set.control(known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, events: events)) != nil
+            || (known && (try? set.control(EPOLL_CTL_ADD, fd, events: events)) != nil)
         else { return false }
         handlers[fd] = handler
         return true

@@ -4,6 +4,13 @@ protocol PGExchange: Sendable {
     mutating func send(on connection: PGConnection) throws(StoreError)
     /// Takes in the answers that have arrived; true once the exchange is over (or the connection broke).
     mutating func receive(on connection: PGConnection) -> Bool
+    /// The exchange ends early with `error` (the connection failed, or the deadline passed); true when what was
+    /// read already settles its outcome, which the caller then gets instead of the error.
+    mutating func endedEarly(by error: StoreError) -> Bool
+}
+
+extension PGExchange {
+    func endedEarly(by error: StoreError) -> Bool { false }
 }
 
 /// One exchange on a connection, sent and read without blocking: libpq's asynchronous API (`PQsendQueryParams`,
@@ -58,7 +65,7 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
                 throw StoreError(.connectionLost, detail: "socket closed")
             }
         } catch {
-            finish(.failure(error))
+            endEarly(by: error)
         }
     }
 
@@ -66,7 +73,11 @@ final class PGRoundTrip<Exchange: PGExchange>: @unchecked Sendable {  // touched
     private func expire() {
         guard complete != nil else { return }
         connection.abandon()
-        finish(.failure(StoreError(.timedOut)))
+        endEarly(by: StoreError(.timedOut))
+    }
+
+    private func endEarly(by error: StoreError) {
+        finish(exchange.endedEarly(by: error) ? .success(exchange) : .failure(error))
     }
 
     private func finish(_ result: Result<Exchange, StoreError>) {

@@ -35,6 +35,7 @@ import Testing
         reading.take(.result(.success(rows())))
         reading.take(.endOfQuery)
         reading.take(.sync)
+        #expect(reading.isCommitSettled)
         reading.broke(StoreError(.connectionLost))
         #expect(reading.isComplete)
         #expect(throws: Never.self) { try reading.outcome?.get() }
@@ -44,6 +45,7 @@ import Testing
         var reading = PipelineReading(queries: 1, syncs: 2)
         reading.take(.result(.success(rows())))
         reading.take(.endOfQuery)
+        #expect(!reading.isCommitSettled)
         reading.broke(StoreError(.connectionLost))
         guard case .failure(let failure)? = reading.outcome else {
             Issue.record("a lost commit must fail")
