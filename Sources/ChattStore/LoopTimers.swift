@@ -1,4 +1,5 @@
 import Dispatch
+import TaskExecution
 
 /// Every database deadline of the store's loop (a statement's, a wait for a connection, a queued post's, the
 /// listener's checks) on one Dispatch timer source, armed for the soonest; each can be cancelled, so a statement
@@ -62,8 +63,6 @@ final class LoopTimers: @unchecked Sendable {  // touched only on `queue`
         guard let soonest = deadlines.soonest() else { return }
         if let sourceSetFor, sourceSetFor <= soonest { return }
         sourceSetFor = soonest
-        let wait = max(soonest - .now, .zero)
-        let (seconds, attoseconds) = wait.components
-        source.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        source.schedule(deadline: DispatchTime(soonest))
     }
 }
