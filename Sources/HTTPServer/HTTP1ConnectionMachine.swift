@@ -67,8 +67,7 @@ struct HTTP1ConnectionMachine {
     private var draining = false
     private var requestStartedAt: Instant?
     private var lastProgressAt: Instant
-    /// What the timer is armed for; later deadlines are found when it fires.
-    private var armedDeadline = Instant.distantFuture
+    private var timer = TimerArming()
     /// The rate window of the body or head being read, or of the response since the socket filled.
     private var rateWindow: RateWindow?
 
@@ -172,7 +171,7 @@ struct HTTP1ConnectionMachine {
     }
 
     mutating func timerFired(at now: Instant) -> Actions {
-        armedDeadline = .distantFuture
+        timer.fired()
         let timeouts = timeouts
         if state == .reading || state == .writing, rateWindow?.check(at: now, timeouts) == .missed {
             return tooSlow(at: now)
@@ -286,9 +285,7 @@ struct HTTP1ConnectionMachine {
 
     /// `actions`, with the timer re-armed if the deadline moved earlier.
     private mutating func updatedDeadline(_ actions: Actions) -> Actions {
-        let next = deadline
-        guard next < armedDeadline else { return actions }
-        armedDeadline = next
+        guard let next = timer.arm(for: deadline) else { return actions }
         var actions = actions
         actions.armTimer = next
         return actions

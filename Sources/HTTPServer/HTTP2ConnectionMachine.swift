@@ -56,7 +56,7 @@ final class HTTP2ConnectionMachine {
     /// could send a post again elsewhere (RFC 9113 §6.8). A protocol error in that input would also make
     /// nghttp2 queue a second GOAWAY with a higher last stream id, which §6.8 forbids.
     private var goawayQueued = false
-    private var armedDeadline = Instant.distantFuture
+    private var timer = TimerArming()
 
     /// A machine for a connection whose transport became ready at `now`.
     init(
@@ -191,7 +191,7 @@ final class HTTP2ConnectionMachine {
     }
 
     func timerFired(at now: Instant) -> Actions {
-        armedDeadline = .distantFuture
+        timer.fired()
         guard phase != .closed else { return Actions() }
         // A client that takes its responses slower than the floor, or not at all: no frame would reach it.
         if rateWindow?.check(at: now, timeouts) == .missed
@@ -343,9 +343,7 @@ final class HTTP2ConnectionMachine {
 
     /// `actions`, with the timer re-armed if the deadline moved earlier.
     private func updatedDeadline(_ actions: Actions) -> Actions {
-        let next = deadline
-        guard next < armedDeadline else { return actions }
-        armedDeadline = next
+        guard let next = timer.arm(for: deadline) else { return actions }
         var actions = actions
         actions.armTimer = next
         return actions
