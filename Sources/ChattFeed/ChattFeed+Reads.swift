@@ -100,10 +100,15 @@ extension ChattFeed {
         if let stale {
             let limit = catchUpLimit + 1
             let delta = try await repository.chatts(after: stale.tip.boundary, limit: limit, before: deadline)
-            // A post's append moves the lineage on before it publishes, so `stale` may no longer be its newest
-            // version: catch up from the one the append left (published, or kept for this), once it is done.
-            for base in [stale, newestVersion(of: stale, kind)].compactMap({ $0 }) where delta.chatts.count < limit {
-                if let caughtUp = base.caughtUp(with: delta, generation: generation) { return caughtUp }
+            if delta.chatts.count < limit {
+                if let caughtUp = stale.caughtUp(with: delta, generation: generation) { return caughtUp }
+                // A post's append moves the lineage on before it publishes, so `stale` may no longer be its newest
+                // version: catch up from the one the append left (published, or kept for this), once it is done.
+                if let newest = newestVersion(of: stale, kind),
+                    let caughtUp = newest.caughtUp(with: delta, generation: generation)
+                {
+                    return caughtUp
+                }
             }
             // Too many to catch up with, or not the whole store (a removal, or a row placed among the settled
             // ones): read it all.
