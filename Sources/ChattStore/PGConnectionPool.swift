@@ -83,17 +83,12 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
         loop.queue.sync { perform(machine.close()) }
     }
 
-    /// Lends a connection until `checkIn`, waiting until `limit` at most, without blocking a thread.
+    /// Lends a connection until `release`, waiting until `limit` at most, without blocking a thread.
     /// - Throws: `.poolTimeout` when none is free by `limit`, `.poolClosed`, `.backingOff`, `.connectFailed`.
     func checkOut(before limit: ContinuousClock.Instant) async throws(StoreError) -> PGConnection {
         try await withCheckedContinuation { continuation in
             loop.queue.async { self.lease(before: limit) { continuation.resume(returning: $0) } }
         }.get()
-    }
-
-    /// Takes back a connection from `checkOut` or `lease`; from any thread.
-    func checkIn(_ connection: PGConnection) {
-        loop.queue.async { self.release(connection) }
     }
 
     /// On the loop: asks for a connection, waiting until `limit` at most; `grant` is called on the loop.

@@ -32,7 +32,7 @@ final class PGEventLoop: @unchecked Sendable {  // `handlers` is touched only on
     private static let identity = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Whether the caller runs on this loop's queue (a batch's task does), so that it need not queue work there.
-    var isCurrent: Bool {
+    private var isCurrent: Bool {
         DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(self)
     }
 
