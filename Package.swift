@@ -92,7 +92,8 @@ let package = Package(
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),
-        .testTarget(name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking", "TaskExecution"]),
+        .testTarget(
+            name: "ChattStoreTests", dependencies: ["ChattStore", "ChattModel", "Locking", "TaskExecution", "TestSupport"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "TestSupport"]),
         .testTarget(
             name: "HTTPServerTests",

@@ -7,19 +7,6 @@ import JSON
 import Locking
 import Testing
 
-/// Runs `body(i)` for `0..<count`, each on its own thread (not Dispatch's pool, which adds threads only
-/// slowly while its threads block), and returns a group to wait on.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    return group
-}
 
 private func chatt(_ serial: Int) -> NewChatt {
     NewChatt(name: "user\(serial)", message: "message \(serial)")

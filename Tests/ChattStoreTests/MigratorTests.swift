@@ -1,6 +1,7 @@
 @testable import ChattStore
 import Foundation
 import Locking
+import TestSupport
 import Testing
 
 extension DatabaseTests {
@@ -59,7 +60,7 @@ extension DatabaseTests {
                         try Migrator.migrate(conninfo: conninfo, directory: directory)
                     }
                     outcomes.withLock { $0.append(outcome) }
-                }
+                }.wait()
                 let applied = try outcomes.withLock { try $0.map { try $0.get() } }
                 #expect(applied.filter { $0 == allVersions }.count == 1)
                 #expect(applied.filter { $0 == [] }.count == 3)

@@ -130,20 +130,6 @@ extension RepositoryError {
     }
 }
 
-/// Runs `body(index)` on `count` separate threads at once and waits for all of them (for blocking work: the
-/// migrator's, on plain connections).
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    group.wait()
-}
-
 /// Runs `body(index)` for every index in `0..<count`, all at once, each a task, and returns what they gave (in the
 /// order they finished).
 func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) async -> T) async -> [T] {
