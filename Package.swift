@@ -46,7 +46,10 @@ let package = Package(
             name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
-            name: "ChattAPI", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
+            name: "ChattAPI",
+            dependencies: ["ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
+        // The feed streams: commits in commit order, fanned out to every subscriber from one shared log.
+        .target(name: "ChattStream", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "Locking"]),
         // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "Syscalls", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.

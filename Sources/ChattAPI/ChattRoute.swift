@@ -11,6 +11,8 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     case getMaps = "/getmaps"
     case postChatt = "/postchatt"
     case getChatts = "/getchatts"
+    case streamMaps = "/getmaps/stream"
+    case streamChatts = "/getchatts/stream"
     case healthz = "/healthz"
     case readyz = "/readyz"
     case metrics = "/metrics"
@@ -31,7 +33,7 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     var method: HTTPMethod {
         switch self {
         case .postMaps, .postChatt: .POST
-        case .root, .getMaps, .getChatts, .healthz, .readyz, .metrics: .GET
+        case .root, .getMaps, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics: .GET
         }
     }
 

@@ -1,5 +1,6 @@
 import ChattFeed
 import ChattModel
+import ChattStream
 import HTTPCore
 import JSON
 import TaskExecution
@@ -9,6 +10,8 @@ public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
     /// Posts allowed per client (see `ClientGroup`); nil for no limit.
     private let postLimit: PostRateLimiter?
+    /// The feed streams; nil answers them 404.
+    private let streams: StreamEndpoint?
 
     /// The feeds the routes read and post through; whoever learns of changes to the store tells them.
     public var feed: ChattFeed { endpoints.feed }
@@ -27,9 +30,10 @@ public struct ChattRouter: Sendable {
         postLimit: PostRateLimiter? = nil,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
         now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
-        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared
+        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil
     ) {
         self.postLimit = postLimit
+        self.streams = streams.map { StreamEndpoint(hub: $0, patience: patience, executor: executor) }
         let repository = feed.repository
         let readiness = ReadinessCheck(now: now) { deadline in
             do throws(RepositoryError) {
@@ -49,7 +53,9 @@ public struct ChattRouter: Sendable {
     /// suspends while it waits. HEAD is answered as GET (the server leaves out the body). Every response names its
     /// route.
     public func plan(for request: HTTPRequest) -> ResponsePlan {
-        guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {
+        guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil,
+            streams != nil || (route != .streamMaps && route != .streamChatts)
+        else {
             return .ready(APIError.notFound.response)
         }
         let method = request.method == .HEAD ? .GET : request.method
@@ -62,6 +68,8 @@ public struct ChattRouter: Sendable {
         case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
+        case .streamMaps: return streams.map { $0.plan(.maps, request).routed(route.rawValue) } ?? .ready(APIError.notFound.response)
+        case .streamChatts: return streams.map { $0.plan(.chatts, request).routed(route.rawValue) } ?? .ready(APIError.notFound.response)
         case .postMaps, .postChatt:
             if let postLimit, let client = request.clientGroup, let wait = postLimit.admit(client) {
                 return .ready(PostRateLimiter.refusal(waiting: wait).routed(route.rawValue))

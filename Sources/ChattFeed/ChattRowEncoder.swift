@@ -32,7 +32,7 @@ public enum ChattRowEncoder {
     }
 
     /// One row, `[name, message, id, timestamp]` and geodata (or `null`) when `includingGeodata`.
-    static func appendRow(_ chatt: StoredChatt, includingGeodata: Bool, to out: inout [UInt8]) {
+    public static func appendRow(_ chatt: StoredChatt, includingGeodata: Bool, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         appendString(chatt.name, to: &out)
         out.append(UInt8(ascii: ","))

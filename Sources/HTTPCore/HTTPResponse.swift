@@ -12,6 +12,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// Why a server error happened, for the operator's log line; never sent (clients get only the status and
     /// a generic reason).
     public var cause: String?
+    /// Where the body comes from while the response lasts, instead of `body` (server-sent events); not compared.
+    public var stream: (any ResponseBodyStream)?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.init(status: status, headers: headers, body: HTTPBody(body))
@@ -23,7 +25,7 @@ public struct HTTPResponse: Sendable, Equatable {
         self.body = body
     }
 
-    /// Equal on the wire: status, headers and body. `route` and `cause` are not compared.
+    /// Equal on the wire: status, headers and body. `route`, `cause` and `stream` are not compared.
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
         lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body
     }

@@ -31,9 +31,14 @@ public enum HTTPResponseSerializer {
             out.append(contentsOf: crlf)
             return
         }
-        out.append(contentsOf: contentLengthName)
-        ASCII.appendDecimal(response.body.count, to: &out)
-        out.append(contentsOf: crlf)
+        if response.stream == nil {
+            out.append(contentsOf: contentLengthName)
+            ASCII.appendDecimal(response.body.count, to: &out)
+            out.append(contentsOf: crlf)
+        } else if version != .http1_0 {
+            // A body made while it is sent has no length; an HTTP/1.0 client reads it until the connection ends.
+            out.append(contentsOf: chunkedEncoding)
+        }
         out.append(contentsOf: dateLine)
         if !keepAlive {
             out.append(contentsOf: connectionClose)
@@ -53,6 +58,7 @@ public enum HTTPResponseSerializer {
 
     private static let crlf: [UInt8] = [0x0D, 0x0A]
     private static let contentLengthName = Array("Content-Length: ".utf8)
+    private static let chunkedEncoding = Array("Transfer-Encoding: chunked\r\n".utf8)
     private static let connectionClose = Array("Connection: close\r\n".utf8)
     private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
 

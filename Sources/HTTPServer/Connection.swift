@@ -88,6 +88,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         guard !closed else { return }
         closed = true
         output.removeAll()
+        driver?.closed()
         io.close()
         if let admitted { environment.clients.release(admitted) }
         environment.statistics.connectionClosed(because: reason)
@@ -118,6 +119,12 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             return proceedOpening()
         }
         proceed(driver.timerFired(at: now, output: &output))
+    }
+
+    /// A response's body stream has something new, back on `queue`.
+    func streamWoke() {
+        guard !closed, let driver else { return }
+        proceed(driver.streamWoke(at: clock(), output: &output))
     }
 
     /// The response to a request handed out earlier, back on `queue`. One that comes after the connection closed
@@ -281,10 +288,17 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         let recorder = RequestRecorder(
             prefix: environment.requestIDPrefix, connectionID: id, identity: identity,
             observe: environment.handler.observe)
+        // Weak: a stream that outlives the connection must not keep it.
+        let wake: @Sendable () -> Void = { [weak self, queue] in
+            guard let connection = self else { return }
+            queue.async { connection.streamWoke() }
+        }
         let driver: any ProtocolDriver =
             http2
-            ? HTTP2Driver(configuration, recorder: recorder, dates: locals.dates, statistics: environment.statistics, at: now)
-            : HTTP1Driver(configuration, recorder: recorder, dates: locals.dates, at: now)
+            ? HTTP2Driver(
+                configuration, recorder: recorder, dates: locals.dates, statistics: environment.statistics, at: now,
+                wake: wake)
+            : HTTP1Driver(configuration, recorder: recorder, dates: locals.dates, at: now, wake: wake)
         self.driver = driver
         var step = driver.start(at: now, output: &output)
         // The bytes read to choose the protocol are the first it reads.

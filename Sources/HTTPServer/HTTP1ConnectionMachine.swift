@@ -15,6 +15,9 @@ struct HTTP1ConnectionMachine {
         case processing
         /// A response is being written.
         case writing
+        /// A response whose body is pulled from its stream as it is made (server-sent events); it ends the
+        /// connection when it ends. No request deadline applies: only a full socket is measured.
+        case streaming
         /// The final response is written and our side half-closed; input is drained until the peer closes
         /// (RFC 9112 §9.6), so unread request bytes do not turn that response into a reset.
         case lingering
@@ -27,6 +30,9 @@ struct HTTP1ConnectionMachine {
         var keepAlive: Bool
         /// False for HEAD and for statuses without content (304): the body only sets Content-Length.
         var includesBody: Bool
+        /// The body comes from the response's stream, in chunks (HTTP/1.1) or until the connection ends (1.0);
+        /// when the state is not `.streaming` by the time it is sent (the server is draining), it ends at once.
+        var streams = false
     }
 
     /// What to do with the handler or the output after an event.
@@ -38,6 +44,8 @@ struct HTTP1ConnectionMachine {
         /// Send this response, framed so. It answers the request last handed out when one is in flight, and
         /// is otherwise a final error (unparsable input, or a request too slow to arrive).
         case send(HTTPResponse, Framing)
+        /// End the streamed body now (the server is draining): its last chunk, then the connection lingers.
+        case endStream
     }
 
     /// What an event calls for; at most one of each, so it needs no allocation.
@@ -70,6 +78,8 @@ struct HTTP1ConnectionMachine {
     private var timer = TimerArming()
     /// The rate window of the body or head being read, or of the response since the socket filled.
     private var rateWindow: RateWindow?
+    /// While streaming: the last write found the socket full, and nothing has drained it since.
+    private var streamBlocked = false
 
     /// A machine for a connection whose transport became ready at `now`.
     init(_ configuration: Configuration, at now: Instant) {
@@ -122,15 +132,34 @@ struct HTTP1ConnectionMachine {
         }
         state = .writing
         lastProgressAt = now
-        let framing = Framing(
+        var framing = Framing(
             version: request.version, keepAlive: closeReason == nil,
             includesBody: response.sendsBody(inAnswerTo: request.method))
+        if response.stream != nil, framing.includesBody {
+            // A stream lasts until the server ends it; nothing can follow it on this connection.
+            framing.streams = true
+            framing.keepAlive = false
+            if closeReason == nil { closeReason = .served }
+            if !draining { state = .streaming }
+        }
         return Actions(work: .send(response, framing))
+    }
+
+    /// The streamed body ended (its stream said so) and its last chunk is queued: the connection lingers once
+    /// it is written.
+    mutating func streamEnded(at now: Instant) -> Actions {
+        guard state == .streaming else { return Actions() }
+        state = .writing
+        streamBlocked = false
+        lastProgressAt = now
+        return updatedDeadline(Actions())
     }
 
     /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
     mutating func writeBlocked(written: Int, at now: Instant) -> Actions {
-        if written > 0 { lastProgressAt = now }
+        // A stream's send idle deadline counts from when its socket filled.
+        if written > 0 || (state == .streaming && !streamBlocked) { lastProgressAt = now }
+        if state == .streaming { streamBlocked = true }
         // Until the socket first fills, the kernel takes what it can: the rate counts from then on.
         if rateWindow == nil { rateWindow = RateWindow(startingAt: now) } else { rateWindow?.add(written) }
         return updatedDeadline(Actions())
@@ -138,6 +167,13 @@ struct HTTP1ConnectionMachine {
 
     /// Everything queued has been written.
     mutating func outputDrained(at now: Instant) -> Actions {
+        if state == .streaming {
+            // Until the socket fills again, a stream has no deadline.
+            streamBlocked = false
+            rateWindow = nil
+            lastProgressAt = now
+            return Actions()
+        }
         guard state == .writing else { return Actions() }  // an interim response, written while reading
         lastProgressAt = now
         rateWindow = nil
@@ -161,7 +197,7 @@ struct HTTP1ConnectionMachine {
         case .lingering:
             state = .closed
             return Actions(ending: .close(closeReason ?? .clientClosed))
-        case .processing, .writing:
+        case .processing, .writing, .streaming:
             // A half-closed client still gets the answer to a request it completed; nothing more.
             if closeReason == nil { closeReason = .clientClosed }
             return Actions()
@@ -173,7 +209,7 @@ struct HTTP1ConnectionMachine {
     mutating func timerFired(at now: Instant) -> Actions {
         timer.fired()
         let timeouts = timeouts
-        if state == .reading || state == .writing, rateWindow?.check(at: now, timeouts) == .missed {
+        if state == .reading || state == .writing || state == .streaming, rateWindow?.check(at: now, timeouts) == .missed {
             return tooSlow(at: now)
         }
         guard deadline <= now else { return updatedDeadline(Actions()) }
@@ -185,7 +221,7 @@ struct HTTP1ConnectionMachine {
         case .reading:
             state = .closed
             return Actions(ending: .close(.idle))
-        case .writing:
+        case .writing, .streaming:
             state = .closed
             return Actions(ending: .close(.sendStalled))
         case .lingering:
@@ -201,6 +237,9 @@ struct HTTP1ConnectionMachine {
             return nil
         case .lingering:
             return .lingering(since: lastProgressAt)
+        case .streaming:
+            // A stream that flows is never shed; one blocked on a full socket is measured like any response.
+            return streamBlocked ? rateWindow?.standing(at: now, timeouts) : nil
         case .reading, .writing:
             // A request arriving piecewise, or a response blocked on a full socket.
             if let rateWindow { return rateWindow.standing(at: now, timeouts) }
@@ -212,6 +251,12 @@ struct HTTP1ConnectionMachine {
     /// The server is shutting down: an idle connection closes now, a busy one after its current response.
     mutating func drain() -> Actions {
         draining = true
+        if state == .streaming {
+            closeReason = .shutdown
+            state = .writing
+            streamBlocked = false
+            return updatedDeadline(Actions(work: .endStream))
+        }
         guard state == .reading, !decoder.isMidRequest else { return Actions() }
         state = .closed
         return Actions(ending: .close(.shutdown))
@@ -261,7 +306,7 @@ struct HTTP1ConnectionMachine {
 
     /// When the current rate window ends, if one is being measured.
     private var rateDeadline: Instant {
-        guard state == .reading || state == .writing else { return .distantFuture }
+        guard state == .reading || state == .writing || state == .streaming else { return .distantFuture }
         return rateWindow?.end(timeouts) ?? .distantFuture
     }
 
@@ -278,6 +323,8 @@ struct HTTP1ConnectionMachine {
             return .distantFuture
         case .writing:
             return lastProgressAt + timeouts.sendIdleSeconds
+        case .streaming:
+            return streamBlocked ? lastProgressAt + timeouts.sendIdleSeconds : .distantFuture
         case .lingering:
             return lastProgressAt + timeouts.lingerSeconds
         }

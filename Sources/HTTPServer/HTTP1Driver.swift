@@ -10,8 +10,19 @@ final class HTTP1Driver: ProtocolDriver {
     private var handedOut: HTTPRequest?
     /// The record of the request with the handler.
     private var inFlight: RequestRecorder.Record?
+    /// The stream the response being sent pulls its body from, and whether its pieces go in chunks.
+    private var live: (any ResponseBodyStream)?
+    private var chunked = false
+    /// Queues `streamWoke` on the connection (see `ResponseBodyStream.open`).
+    private let wake: @Sendable () -> Void
+    /// A stream is pulled while less than this is queued: a reader that falls behind is the stream's to cut.
+    static let streamOutputBytes = 64 * 1024
 
-    init(_ configuration: ServerConfiguration, recorder: RequestRecorder, dates: DateCache, at now: Instant) {
+    init(
+        _ configuration: ServerConfiguration, recorder: RequestRecorder, dates: DateCache, at now: Instant,
+        wake: @escaping @Sendable () -> Void
+    ) {
+        self.wake = wake
         self.recorder = recorder
         self.dates = dates
         machine = HTTP1ConnectionMachine(
@@ -40,9 +51,12 @@ final class HTTP1Driver: ProtocolDriver {
 
     func wrote(_ outcome: WriteOutcome, at now: Instant, output: inout OutputBuffer) -> DriverStep {
         switch outcome {
-        case .drained: perform(machine.outputDrained(at: now), at: now, output: &output)
-        case .blocked(let written): perform(machine.writeBlocked(written: written, at: now), at: now, output: &output)
-        case .failed: DriverStep(ending: .close(.socketError))
+        case .drained:
+            var step = perform(machine.outputDrained(at: now), at: now, output: &output)
+            step.merge(pull(at: now, output: &output))
+            return step
+        case .blocked(let written): return perform(machine.writeBlocked(written: written, at: now), at: now, output: &output)
+        case .failed: return DriverStep(ending: .close(.socketError))
         }
     }
 
@@ -58,6 +72,15 @@ final class HTTP1Driver: ProtocolDriver {
         _ response: HTTPResponse, for ticket: RequestTicket, at now: Instant, output: inout OutputBuffer
     ) -> DriverStep {
         perform(machine.responseReady(response, at: now), at: now, output: &output)
+    }
+
+    func streamWoke(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        pull(at: now, output: &output)
+    }
+
+    func closed() {
+        live?.close()
+        live = nil
     }
 
     func nextRequest(at now: Instant) -> (HTTPRequest, RequestTicket)? {
@@ -78,6 +101,7 @@ final class HTTP1Driver: ProtocolDriver {
         case .handle(let request): handedOut = request
         case .writeContinue: output.append(HTTPResponseSerializer.continueHead)
         case .send(let response, let framing): send(response, framing, at: now, output: &output)
+        case .endStream: endStream(output: &output)
         }
         return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
     }
@@ -98,6 +122,52 @@ final class HTTP1Driver: ProtocolDriver {
                 response, version: framing.version, keepAlive: framing.keepAlive, dateLine: dateLine,
                 extraField: (RequestID.headerName, record.id), into: &bytes)
         }
-        if framing.includesBody { output.append(shared: response.body) }
+        guard framing.streams, let stream = response.stream else {
+            if framing.includesBody { output.append(shared: response.body) }
+            return
+        }
+        live = stream
+        chunked = framing.version != .http1_0
+        // Draining already: the stream ends as it begins.
+        guard machine.state == .streaming else { return endStream(output: &output) }
+        stream.open(wake: wake)
+    }
+
+    /// Queues what the stream has ready while the output has room; ends the response when the stream ends.
+    private func pull(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        guard let stream = live, machine.state == .streaming else { return DriverStep() }
+        while true {
+            switch stream.next(limit: max(0, Self.streamOutputBytes - output.byteCount)) {
+            case .bytes(let body):
+                appendPiece(body, output: &output)
+            case .idle:
+                return DriverStep()
+            case .ended:
+                endStream(output: &output)
+                let actions = machine.streamEnded(at: now)
+                return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+            case .cut:
+                closed()
+                return DriverStep(ending: .close(.sendStalled))
+            }
+        }
+    }
+
+    /// Queues one piece of a streamed body: a chunk (RFC 9112 §7.1), or the bytes themselves for HTTP/1.0.
+    private func appendPiece(_ body: HTTPBody, output: inout OutputBuffer) {
+        guard !body.isEmpty else { return }
+        guard chunked else { return output.append(shared: body) }
+        output.stage { bytes in
+            bytes.append(contentsOf: String(body.count, radix: 16).utf8)
+            bytes.append(contentsOf: [0x0D, 0x0A])
+        }
+        output.append(shared: body)
+        output.append([0x0D, 0x0A])
+    }
+
+    /// Ends the streamed body: the last chunk, and the stream let go of.
+    private func endStream(output: inout OutputBuffer) {
+        if chunked { output.append(Array("0\r\n\r\n".utf8)) }
+        closed()
     }
 }

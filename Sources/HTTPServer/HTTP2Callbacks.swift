@@ -45,12 +45,19 @@ enum HTTP2Callbacks {
     /// The data source read callback: sizes the next DATA frame, whose payload `sendData` then writes uncopied.
     static let readBody: nghttp2_data_source_read_callback = { _, stream, _, length, flags, _, user in
         guard let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-        guard let frame = session(user).nextFrame(of: stream, length: length) else {
+        switch session(user).nextFrame(of: stream, length: length) {
+        case .data(let count, let isLast):
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
+            if isLast { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            return count
+        case .end:
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            return 0
+        case .wait:
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .none:
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
-        if frame.isLast { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-        return frame.count
     }
 }
 

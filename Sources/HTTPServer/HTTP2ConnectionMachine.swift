@@ -121,7 +121,11 @@ final class HTTP2ConnectionMachine {
     }
 
     /// The response to the request handed out on `stream` (not sent if the client reset the stream meanwhile).
-    func respond(_ response: HTTPResponse, on stream: Int32, requestID: String, date: String) -> Actions {
+    /// A response with a body stream calls `wake` when the stream has something new (see `streamWoke`).
+    func respond(
+        _ response: HTTPResponse, on stream: Int32, requestID: String, date: String,
+        wake: @escaping @Sendable () -> Void = {}
+    ) -> Actions {
         guard case .handling(let method)? = session.streams[stream]?.phase else {
             session.respond(
                 on: stream, response, requestID: requestID, date: date, includeBody: false, resetAfter: false)
@@ -129,8 +133,17 @@ final class HTTP2ConnectionMachine {
         }
         session.respond(
             on: stream, response, requestID: requestID, date: date,
-            includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false)
+            includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false, wake: wake)
+        // Draining already: the stream ends as it begins.
+        if phase != .open { session.endLiveBodies() }
         return Actions()
+    }
+
+    /// A response's body stream has something new: streams move on (or are reset, when cut).
+    func streamWoke(at now: Instant) -> Actions {
+        guard phase == .open || phase == .draining else { return Actions() }
+        session.liveBodiesWoke()
+        return updatedDeadline(takeEvents(at: now))
     }
 
     /// The answer to a rejected stream, with no body for a HEAD. The client may still be sending a body: once the
@@ -252,6 +265,7 @@ final class HTTP2ConnectionMachine {
             return Actions(ending: .close(.shutdown))
         case .open:
             goAway(because: .shutdown)
+            session.endLiveBodies()
             phase = openStreamCount == 0 ? .closing : .draining
             return Actions()
         case .draining, .closing, .lingering, .closed:
@@ -292,6 +306,12 @@ final class HTTP2ConnectionMachine {
         session.goAway(code: NGHTTP2_NO_ERROR.rawValue)
         goawayQueued = true
         endReason = reason
+    }
+
+    /// The connection closed: live bodies are let go of now, not when the session goes.
+    func connectionClosed() {
+        phase = .closed
+        session.endLiveBodies()
     }
 
     /// Acts on what the session reported since the last call.

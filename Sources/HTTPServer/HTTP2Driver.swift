@@ -12,11 +12,14 @@ final class HTTP2Driver: ProtocolDriver {
     private let maxQueuedOutputBytes: Int
     /// Open streams as last reported to the statistics.
     private var reportedStreams = 0
+    /// Queues `streamWoke` on the connection (see `ResponseBodyStream.open`).
+    private let wake: @Sendable () -> Void
 
     init(
         _ configuration: ServerConfiguration, recorder: RequestRecorder, dates: DateCache,
-        statistics: ServerStatistics, at now: Instant
+        statistics: ServerStatistics, at now: Instant, wake: @escaping @Sendable () -> Void = {}
     ) {
+        self.wake = wake
         self.recorder = recorder
         self.dates = dates
         self.statistics = statistics
@@ -74,8 +77,17 @@ final class HTTP2Driver: ProtocolDriver {
         recorder.finish(
             record, response, bodyBytes: bodyBytes(of: response, answering: record.request?.method ?? .GET),
             version: .http2, at: now)
-        let actions = machine.respond(response, on: ticket.stream, requestID: record.id, date: dates.text)
+        let actions = machine.respond(
+            response, on: ticket.stream, requestID: record.id, date: dates.text, wake: wake)
         return step(actions, at: now, output: &output)
+    }
+
+    func streamWoke(at now: Instant, output: inout OutputBuffer) -> DriverStep {
+        step(machine.streamWoke(at: now), at: now, output: &output)
+    }
+
+    func closed() {
+        machine.connectionClosed()
     }
 
     func nextRequest(at now: Instant) -> (HTTPRequest, RequestTicket)? {

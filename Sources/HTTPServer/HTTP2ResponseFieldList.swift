@@ -21,8 +21,11 @@ struct HTTP2ResponseFieldList {
             bounds.append((nameStart..<valueStart, valueStart..<bytes.count))
         }
         add(HTTP2ResponseFields.requestID) { $0.append(contentsOf: requestID.utf8) }
-        // As over HTTP/1.1: the body's length also for HEAD and 304 (RFC 9110 §8.6, §9.3.2).
-        add(HTTP2ResponseFields.contentLength) { ASCII.appendDecimal(response.body.count, to: &$0) }
+        // As over HTTP/1.1: the body's length also for HEAD and 304 (RFC 9110 §8.6, §9.3.2); a body made while
+        // it is sent has none.
+        if response.stream == nil {
+            add(HTTP2ResponseFields.contentLength) { ASCII.appendDecimal(response.body.count, to: &$0) }
+        }
         add(HTTP2ResponseFields.date) { $0.append(contentsOf: date.utf8) }
     }
 

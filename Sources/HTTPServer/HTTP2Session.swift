@@ -82,6 +82,7 @@ final class HTTP2Session {
     }
 
     deinit {
+        for state in streams.values { state.live?.close() }
         nghttp2_session_del(session)
     }
 
@@ -109,7 +110,7 @@ final class HTTP2Session {
                 if length < 0 { throw Failure(code: Int32(length)) }
                 if length > 0, let data { output.pointee.append(UnsafeBufferPointer(start: data, count: length)) }
                 // A DATA frame sent without copying is written by `sendData` and may return 0 here.
-                if output.pointee.byteCount == before { break }
+                if output.pointee.byteCount == before, !resetCutStreams() { break }
             }
         }
     }
@@ -187,16 +188,20 @@ final class HTTP2Session {
     /// NO_ERROR once it is sent. A stream closed meanwhile (reset by the client) has nothing sent; its record goes.
     func respond(
         on stream: Int32, _ response: HTTPResponse, requestID: String, date: String, includeBody: Bool,
-        resetAfter: Bool
+        resetAfter: Bool, wake: @escaping @Sendable () -> Void = {}
     ) {
         guard let state = streams[stream], state.phase.isOpen else {
             streams[stream] = nil
             return
         }
-        let sendsData = includeBody && !response.body.isEmpty
+        if includeBody, let live = response.stream {
+            state.live = live
+            live.open(wake: wake)
+        }
+        let sendsData = includeBody && (!response.body.isEmpty || state.live != nil)
         state.phase = .responding
         state.responseBody = sendsData ? response.body : HTTPBody()
-        if sendsData { sendingCount += 1 }
+        if state.hasBodyToSend { sendingCount += 1 }
         state.resetWhenSent = resetAfter
         fields.assemble(response, requestID: requestID, date: date)
         let result = fields.withArray { nva in
@@ -209,6 +214,39 @@ final class HTTP2Session {
         if result != 0 {
             state.resetWhenSent = false
             releaseResponse(of: state)
+        }
+    }
+
+    /// Lets live bodies move after their streams' wake: cut ones are reset (CANCEL), the rest sent as far as
+    /// they have something.
+    func liveBodiesWoke() {
+        for (stream, state) in streams where state.live != nil {
+            // A stream held back (by the client's window or the output bound) is not pulled: ask whether it is cut.
+            if !state.hasBodyToSend, state.live?.next(limit: 0) == .cut { state.liveCut = true }
+            nghttp2_session_resume_data(session, stream)
+        }
+        resetCutStreams()
+    }
+
+    /// Resets the streams whose live body was cut (found while nghttp2 asked for their data, where no frame can
+    /// be submitted); whether there were any.
+    @discardableResult
+    private func resetCutStreams() -> Bool {
+        var any = false
+        for (stream, state) in streams where state.liveCut && !state.isAbandoned {
+            abandon(stream, code: NGHTTP2_CANCEL.rawValue)
+            any = true
+        }
+        return any
+    }
+
+    /// Ends every live body after what it has given (the server is draining): each stream ends cleanly.
+    func endLiveBodies() {
+        for (stream, state) in streams where state.live != nil {
+            state.live?.close()
+            state.live = nil
+            state.liveEnded = true
+            nghttp2_session_resume_data(session, stream)
         }
     }
 
@@ -293,11 +331,40 @@ final class HTTP2Session {
         }
     }
 
-    /// How much of `stream`'s body the next DATA frame carries (at most `length`), and whether it is the last.
-    func nextFrame(of stream: Int32, length: Int) -> (count: Int, isLast: Bool)? {
-        guard let state = streams[stream], state.sent < state.responseBody.count else { return nil }
+    /// What the next DATA frame of `stream` is.
+    enum NextFrame {
+        /// This many body bytes (at most the length asked), the last of the body or not.
+        case data(count: Int, isLast: Bool)
+        /// No more body: an empty frame ends the stream.
+        case end
+        /// A live body has nothing now: deferred until `liveBodiesWoke`.
+        case wait
+        case none
+    }
+
+    /// The next DATA frame of `stream`, at most `length` bytes; a live body is pulled when what it gave is sent.
+    func nextFrame(of stream: Int32, length: Int) -> NextFrame {
+        guard let state = streams[stream] else { return .none }
+        if !state.hasBodyToSend, let live = state.live {
+            switch live.next(limit: length) {
+            case .bytes(let body):
+                state.responseBody = body
+                state.sent = 0
+                if state.hasBodyToSend { sendingCount += 1 }
+            case .idle:
+                return .wait
+            case .ended:
+                state.live = nil
+                state.liveEnded = true
+            case .cut:
+                state.liveCut = true
+                return .wait
+            }
+        }
+        guard state.hasBodyToSend else { return state.liveEnded ? .end : .none }
         let count = min(length, state.responseBody.count - state.sent)
-        return (count, state.sent + count == state.responseBody.count)
+        let isLast = state.sent + count == state.responseBody.count && state.live == nil
+        return .data(count: count, isLast: isLast)
     }
 
     /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then slices of the
@@ -324,6 +391,8 @@ final class HTTP2Session {
     private func releaseResponse(of state: HTTP2Stream) {
         if state.hasBodyToSend { sendingCount -= 1 }
         state.dropResponse()
+        state.live?.close()
+        state.live = nil
     }
 }
 

@@ -46,6 +46,13 @@ final class HTTP2Stream {
     /// had been sent by then: its rate is checked at the end of each period in which it moved.
     var windowRateFrom: Instant?
     var sentAtWindowRateFrom = 0
+    /// Where the response body comes from while the response lasts (server-sent events), until it ends; the
+    /// bytes pulled from it wait in `responseBody`.
+    var live: (any ResponseBodyStream)?
+    /// The live body is over: the next DATA frame ends the stream.
+    var liveEnded = false
+    /// The live body fell too far behind: the stream is to be reset.
+    var liveCut = false
     /// Reset the stream with NO_ERROR once its response is out: the client may still be sending a body we
     /// refused, and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.
     var resetWhenSent = false

@@ -58,6 +58,10 @@ protocol ProtocolDriver: AnyObject {
     func answered(
         _ response: HTTPResponse, for ticket: RequestTicket, at now: Instant, output: inout OutputBuffer
     ) -> DriverStep
+    /// A response's body stream has something new (see `ResponseBodyStream.open`).
+    func streamWoke(at now: Instant, output: inout OutputBuffer) -> DriverStep
+    /// The connection closed: body streams are let go of.
+    func closed()
     /// The next request to answer, if any; the connection takes them until none is left.
     func nextRequest(at now: Instant) -> (HTTPRequest, RequestTicket)?
     /// Whether the connection may be shed at the connection cap, and how it stands.

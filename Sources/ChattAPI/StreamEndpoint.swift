@@ -1,0 +1,51 @@
+import ChattFeed
+import ChattModel
+import ChattStream
+import HTTPCore
+import TaskExecution
+
+/// `GET /getmaps/stream` and `GET /getchatts/stream` (docs/API.md): the feed's new chatts as server-sent events,
+/// from the position in `Last-Event-ID` on, or from now.
+struct StreamEndpoint: Sendable {
+    let hub: ChattStreamHub
+    let patience: Duration
+    let executor: DispatchTaskExecutor
+
+    static let headers = HTTPHeaders([
+        ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
+        // A proxy that buffers responses (nginx does by default) would hold events back.
+        ("X-Accel-Buffering", "no"),
+    ])
+
+    /// The position a request resumes from: nil without `Last-Event-ID` (or with an empty one, which a client
+    /// sends for "no event yet"); a malformed or repeated one is the request's error.
+    static func resumePosition(of request: HTTPRequest) throws(APIError) -> CommitPosition? {
+        let values = request.headers.values("Last-Event-ID")
+        guard values.count <= 1 else { throw .badRequest("repeated Last-Event-ID") }
+        guard let value = values.first, !value.isEmpty else { return nil }
+        guard let position = CommitPosition(text: value) else { throw .badRequest("malformed Last-Event-ID") }
+        return position
+    }
+
+    func plan(_ kind: ChattFeed.Kind, _ request: HTTPRequest) -> ResponsePlan {
+        let position: CommitPosition?
+        do {
+            position = try Self.resumePosition(of: request)
+        } catch {
+            return .ready(error.response)
+        }
+        let deadline = ContinuousClock.now + patience
+        return .deferred { [hub, executor] respond in
+            Task(executorPreference: executor) {
+                do throws(RepositoryError) {
+                    let subscription = try await hub.subscribe(kind, after: position, before: deadline)
+                    var response = HTTPResponse(status: .ok, headers: Self.headers)
+                    response.stream = subscription
+                    respond(response)
+                } catch {
+                    respond(APIError(error).response)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import ChattFeed
+import ChattModel
+import HTTPCore
+import Locking
+
+/// The feed streams (`GET /getmaps/stream`, `GET /getchatts/stream`): every chatt committed, once, in commit
+/// order (migrations/0005), to every subscriber, from the position it names on.
+///
+/// The hub follows the store's commit counter: its own process's commits arrive with the count they follow
+/// (`take`), and are appended at once when that is where the hub stands; anything else (another writer's
+/// commits, a gap, a change notice, the periodic poll) makes it read the commits after its count from the store
+/// (`catchUp`, one at a time). Positions are dense within an epoch, so a batch that follows the hub's count
+/// leaves no gap. A new epoch (an edit or removal of chatts) resets every subscriber: each gets the reset event
+/// and its stream ends; its client refetches the feed.
+///
+/// Events go into one shared `EventLog`; a subscriber that stopped reading falls off its end and is cut, so no
+/// client holds more than the log's capacity. A heartbeat is one more entry of the log, appended when the log has
+/// been quiet for a while: one timer for every subscriber.
+public final class ChattStreamHub: Sendable {
+    /// Committed chatts after a count, in commit order, and the store's position when they were read.
+    public struct Rows: Sendable {
+        public var chatts: [(count: Int64, chatt: StoredChatt)]
+        public var position: CommitPosition
+
+        public init(chatts: [(count: Int64, chatt: StoredChatt)], position: CommitPosition) {
+            self.chatts = chatts
+            self.position = position
+        }
+    }
+
+    /// Reads at most `limit` chatts committed after `count`, with the store's position, by `deadline`.
+    public typealias Read = @Sendable (_ count: Int64, _ limit: Int, _ deadline: ContinuousClock.Instant)
+        async throws(RepositoryError) -> Rows
+
+    struct State {
+        /// Where the stream stands; nil until the store was first read.
+        var position: CommitPosition?
+        var log: EventLog
+        var subscribers: [ObjectIdentifier: StreamSubscription] = [:]
+        var reading = false
+        var readAgain = false
+        var readers: [CheckedContinuation<Void, Never>] = []
+        var lastAppend: ContinuousClock.Instant
+    }
+
+    let state: Locked<State>
+    private let read: Read
+    /// The most chatts one read of the store takes, and the most a resuming client is sent from the store.
+    let readLimit: Int
+    /// The longest a stream goes without a byte.
+    let heartbeat: Duration
+    /// How long a read of the store may take.
+    let patience: Duration
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    /// - Parameters:
+    ///   - read: reads committed chatts from the store (see `Read`).
+    ///   - capacity: the bytes of events kept for every subscriber; one that falls further behind is cut.
+    ///   - heartbeat: the longest a stream is quiet.
+    public init(
+        read: @escaping Read, capacity: Int = 1 << 20, readLimit: Int = 5_000, heartbeat: Duration = .seconds(15),
+        patience: Duration = .seconds(7), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        self.read = read
+        self.readLimit = readLimit
+        self.heartbeat = heartbeat
+        self.patience = patience
+        self.now = now
+        state = Locked(State(log: EventLog(capacity: capacity, from: 0), lastAppend: now()))
+    }
+
+    /// Subscribers now, for /metrics.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    // MARK: - What the store did
+
+    /// This process committed `chatts` (count and row, in commit order) right after `previous`, leaving the store
+    /// at `position`.
+    public func take(_ chatts: [(count: Int64, chatt: StoredChatt)], after previous: Int64, position: CommitPosition) {
+        let follows = state.withLock { state -> [@Sendable () -> Void]? in
+            guard let current = state.position, current.epoch == position.epoch,
+                current.count == previous
+            else { return nil }
+            return state.append(chatts, upTo: position, at: now())
+        }
+        guard let wakes = follows else { return changed() }
+        for wake in wakes { wake() }
+    }
+
+    /// Chatts may have changed in the store (a notice, a failure whose outcome is unknown): read what is new.
+    public func changed() {
+        let deadline = now() + patience
+        Task { try? await catchUp(before: deadline) }
+    }
+
+    /// The periodic step (about once a second): a heartbeat when the log has been quiet for almost `heartbeat`,
+    /// and a poll of the store, which catches what no notice announced.
+    public func tick() {
+        let at = now()
+        let wakes = state.withLock { state -> [@Sendable () -> Void] in
+            guard at - state.lastAppend >= heartbeat - Self.tickInterval(heartbeat) else { return [] }
+            return state.appendEntry(EventLog.Entry(count: nil, maps: StreamEvent.heartbeat, chatts: StreamEvent.heartbeat), at: at)
+        }
+        for wake in wakes { wake() }
+        changed()
+    }
+
+    /// How often `tick` is due: often enough that no stream is quiet for longer than `heartbeat`.
+    public static func tickInterval(_ heartbeat: Duration) -> Duration {
+        min(.seconds(1), heartbeat / 2)
+    }
+
+    /// Reads the chatts committed after the hub's count, until it has them all; one read at a time, and a caller
+    /// that comes while one runs waits for the next to finish.
+    func catchUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) {
+        let leads = state.withLock { state -> Bool in
+            if state.reading { state.readAgain = true }
+            return !state.reading
+        }
+        guard leads else {
+            await withCheckedContinuation { continuation in
+                let waits = state.withLock { state -> Bool in
+                    guard state.reading else { return false }
+                    state.readers.append(continuation)
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+            return
+        }
+        state.withLock { $0.reading = true }
+        var failure: RepositoryError?
+        while true {
+            let from = state.withLock { state -> Int64 in
+                state.readAgain = false
+                return state.position?.count ?? .max
+            }
+            do throws(RepositoryError) {
+                let rows = try await read(from, state.withLock { $0.position == nil } ? 0 : readLimit, deadline)
+                let (more, wakes) = state.withLock { $0.apply(rows, limit: readLimit, at: now()) }
+                for wake in wakes { wake() }
+                if more || state.withLock({ $0.readAgain }) { continue }
+            } catch {
+                failure = error
+            }
+            break
+        }
+        let readers = state.withLock { state in
+            state.reading = false
+            defer { state.readers = [] }
+            return state.readers
+        }
+        for reader in readers { reader.resume() }
+        if let failure { throw failure }
+    }
+
+    // MARK: - Subscribers
+
+    /// A subscription for a client that has every chatt up to `after` (nil: starting at the current end). One
+    /// the stream cannot go on from gets the reset event. Fails when the store cannot be read by `deadline`.
+    public func subscribe(
+        _ kind: ChattFeed.Kind, after: CommitPosition?, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> StreamSubscription {
+        // A position ahead of the hub (another process, or a feed read newer than the hub's) needs a read first;
+        // after one read, the position is one the hub cannot go on from.
+        var readFirst = state.withLock { $0.position == nil }
+        for _ in 0..<3 {
+            if readFirst { try await catchUp(before: deadline) }
+            switch state.withLock({ $0.place(after) }) {
+            case .at(let serial):
+                return StreamSubscription(hub: self, kind: kind, cursor: serial, resetDue: false)
+            case .ahead where !readFirst:
+                readFirst = true
+            case .ahead, .unknown:
+                return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
+            case .behind(let position):
+                if let subscription = try await resume(kind, from: position, before: deadline) { return subscription }
+                readFirst = true
+            }
+        }
+        return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
+    }
+
+    /// A subscription for a client behind what the log reaches: the chatts after `position` read from the store
+    /// (at most `readLimit` of them, else it is reset), then the log from where that read stopped; nil when the
+    /// hub has not reached that point yet, or has gone past what its log keeps.
+    private func resume(
+        _ kind: ChattFeed.Kind, from position: CommitPosition, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> StreamSubscription? {
+        let rows = try await read(position.count, readLimit + 1, deadline)
+        guard rows.position.epoch == position.epoch, rows.chatts.count <= readLimit else {
+            return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
+        }
+        var backlog: [UInt8] = []
+        for (count, chatt) in rows.chatts {
+            backlog += StreamEvent.chatt(chatt, at: CommitPosition(epoch: position.epoch, count: count), kind: kind)
+        }
+        let joined = rows.position
+        guard case .at(let serial) = state.withLock({ $0.place(joined) }) else { return nil }
+        return StreamSubscription(hub: self, kind: kind, cursor: serial, backlog: HTTPBody(backlog), resetDue: false)
+    }
+
+    func register(_ subscription: StreamSubscription, wake: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            subscription.wake = wake
+            state.subscribers[ObjectIdentifier(subscription)] = subscription
+        }
+    }
+
+    func unregister(_ subscription: StreamSubscription) {
+        state.withLock { state in
+            subscription.isEnded = true
+            subscription.wake = nil
+            state.subscribers[ObjectIdentifier(subscription)] = nil
+        }
+    }
+
+    func pull(_ subscription: StreamSubscription, limit: Int) -> StreamPull {
+        state.withLock { state in
+            if subscription.isEnded { return .ended }
+            // A probe (the connection cannot take bytes now): only whether the subscriber was cut.
+            if limit <= 0 {
+                if !subscription.resetDue, subscription.cursor < state.log.firstSerial { subscription.isCut = true }
+                return subscription.isCut && !subscription.resetDue ? .cut : .idle
+            }
+            if subscription.resetDue {
+                subscription.isEnded = true
+                return .bytes(HTTPBody(StreamEvent.reset))
+            }
+            if subscription.isCut { return .cut }
+            if !subscription.backlog.isEmpty {
+                defer { subscription.backlog = HTTPBody() }
+                return .bytes(subscription.backlog)
+            }
+            guard let (body, next) = state.log.read(from: subscription.cursor, subscription.kind, limit: limit) else {
+                subscription.isCut = true
+                return .cut
+            }
+            subscription.cursor = next
+            guard body.isEmpty else { return .bytes(body) }
+            if subscription.cursor == state.log.endSerial { subscription.waiting = true }
+            return .idle
+        }
+    }
+}
+
+/// Where a client with every chatt up to a position joins the stream.
+enum Placement: Equatable {
+    /// At this serial of the log.
+    case at(UInt64)
+    /// Before what the log reaches, in the current epoch: its chatts since are read from the store.
+    case behind(CommitPosition)
+    /// Ahead of the hub (a newer epoch, or a higher count).
+    case ahead
+    /// Of an older epoch: it cannot go on.
+    case unknown
+}
+
+extension ChattStreamHub.State {
+    /// Where a client with every chatt up to `position` (nil: none wanted, it starts at the end) joins.
+    func place(_ position: CommitPosition?) -> Placement {
+        guard let current = self.position else { return .ahead }
+        guard let position else { return .at(log.endSerial) }
+        if position.epoch != current.epoch { return position.epoch > current.epoch ? .ahead : .unknown }
+        if position.count > current.count { return .ahead }
+        guard let serial = log.serial(after: position.count) else { return .behind(position) }
+        return .at(serial)
+    }
+
+    /// Takes in `rows`, read after the hub's count with at most `limit` rows asked: whether more may be waiting,
+    /// and the subscribers to wake. A first read sets where the stream stands; a new epoch resets everyone.
+    mutating func apply(_ rows: ChattStreamHub.Rows, limit: Int, at now: ContinuousClock.Instant)
+        -> (more: Bool, wakes: [@Sendable () -> Void])
+    {
+        guard let current = position, current.epoch == rows.position.epoch else {
+            let wakes = position == nil ? [] : resetAll()
+            position = rows.position
+            log.restart(from: rows.position.count)
+            return (false, wakes)
+        }
+        let fresh = rows.chatts.filter { $0.count > current.count }
+        let whole = rows.chatts.count < limit
+        let end = whole ? max(current.count, rows.position.count) : fresh.last?.count ?? current.count
+        return (!whole, append(fresh, upTo: CommitPosition(epoch: current.epoch, count: end), at: now))
+    }
+
+    /// Appends the events of `chatts` and moves the stream to `position`; the subscribers to wake.
+    mutating func append(
+        _ chatts: [(count: Int64, chatt: StoredChatt)], upTo position: CommitPosition, at now: ContinuousClock.Instant
+    ) -> [@Sendable () -> Void] {
+        self.position = position
+        var wakes: [@Sendable () -> Void] = []
+        for (count, chatt) in chatts {
+            let at = CommitPosition(epoch: position.epoch, count: count)
+            let entry = EventLog.Entry(
+                count: count, maps: StreamEvent.chatt(chatt, at: at, kind: .maps),
+                chatts: StreamEvent.chatt(chatt, at: at, kind: .chatts))
+            wakes += appendEntry(entry, at: now)
+        }
+        return wakes
+    }
+
+    /// Appends `entry` to the log: the waiting subscribers to wake, and those it left behind, cut.
+    mutating func appendEntry(_ entry: EventLog.Entry, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+        let first = log.firstSerial
+        log.append(entry)
+        lastAppend = now
+        var wakes: [@Sendable () -> Void] = []
+        for subscription in subscribers.values {
+            if log.firstSerial > first, subscription.cursor < log.firstSerial, !subscription.isCut {
+                subscription.isCut = true
+            } else if !subscription.waiting {
+                continue
+            }
+            subscription.waiting = false
+            if let wake = subscription.wake { wakes.append(wake) }
+        }
+        return wakes
+    }
+
+    /// Every subscriber gets the reset event next; the subscribers to wake.
+    mutating func resetAll() -> [@Sendable () -> Void] {
+        subscribers.values.compactMap { subscription in
+            subscription.resetDue = true
+            subscription.waiting = false
+            return subscription.wake
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import ChattFeed
+import HTTPCore
+
+/// One client's place in a feed stream: a serial number into the hub's shared log, and, for a client resuming
+/// from further back than the log reaches, the events read for it from the store first. Its state is the hub's,
+/// guarded by the hub's lock; the connection pulls its bytes through it (`ResponseBodyStream`).
+public final class StreamSubscription: ResponseBodyStream, @unchecked Sendable {
+    let kind: ChattFeed.Kind
+    private let hub: ChattStreamHub
+    /// Guarded by the hub's lock from here on.
+    var cursor: UInt64
+    var backlog: HTTPBody
+    var wake: (@Sendable () -> Void)?
+    /// It answered `.idle`, so the next event wakes it.
+    var waiting = false
+    var resetDue = false
+    var isCut = false
+    var isEnded = false
+
+    init(hub: ChattStreamHub, kind: ChattFeed.Kind, cursor: UInt64, backlog: HTTPBody = HTTPBody(), resetDue: Bool) {
+        self.hub = hub
+        self.kind = kind
+        self.cursor = cursor
+        self.backlog = backlog
+        self.resetDue = resetDue
+    }
+
+    public func open(wake: @escaping @Sendable () -> Void) {
+        hub.register(self, wake: wake)
+    }
+
+    public func next(limit: Int) -> StreamPull {
+        hub.pull(self, limit: limit)
+    }
+
+    public func close() {
+        hub.unregister(self)
+    }
+}
