@@ -91,6 +91,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
+        .testTarget(name: "ChattStreamTests", dependencies: ["ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking"]),
         .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
         .testTarget(
             name: "ChattAPITests",

@@ -1,0 +1,232 @@
+import ChattFeed
+import ChattModel
+@testable import ChattStream
+import HTTPCore
+import Locking
+import Testing
+
+/// The hub against a store kept in memory: what each subscriber is sent, from where, and when it is cut or reset.
+/// The clock is made up; reads of the store are awaited directly, so nothing sleeps.
+@Suite struct ChattStreamHubTests {
+    /// Chatts in commit order with their counts, and the epoch.
+    final class Store: Sendable {
+        struct State {
+            var epoch: Int64 = 1
+            var rows: [(count: Int64, chatt: StoredChatt)] = []
+            var reads = 0
+            var failing = false
+        }
+        let state = Locked(State())
+
+        /// Commits `names` as one batch: their counts follow the last one.
+        @discardableResult
+        func commit(_ names: String...) -> (chatts: [(count: Int64, chatt: StoredChatt)], previous: Int64, position: CommitPosition) {
+            state.withLock { state in
+                let previous = state.rows.last?.count ?? 0
+                let added = names.enumerated().map { offset, name in
+                    (count: previous + Int64(offset) + 1, chatt: Self.chatt(name))
+                }
+                state.rows += added
+                return (added, previous, CommitPosition(epoch: state.epoch, count: previous + Int64(names.count)))
+            }
+        }
+
+        /// An edit: a new epoch.
+        func edit() { state.withLock { $0.epoch += 1 } }
+
+        var position: CommitPosition {
+            state.withLock { CommitPosition(epoch: $0.epoch, count: $0.rows.last?.count ?? 0) }
+        }
+
+        var read: ChattStreamHub.Read {
+            { [state] count, limit, _ throws(RepositoryError) in
+                try state.withLock { state throws(RepositoryError) in
+                    state.reads += 1
+                    if state.failing { throw .unavailable("down") }
+                    let after = state.rows.filter { $0.count > count }.prefix(limit)
+                    return ChattStreamHub.Rows(
+                        chatts: Array(after),
+                        position: CommitPosition(epoch: state.epoch, count: state.rows.last?.count ?? 0))
+                }
+            }
+        }
+
+        static func chatt(_ name: String) -> StoredChatt {
+            StoredChatt(
+                name: name, message: "hi \(name)", id: "00000000-0000-4000-8000-00000000000\(name.count)",
+                timestamp: "2026-12-03T07:00:00.000000Z", geodata: "[1,2,3,4]")
+        }
+    }
+
+    /// Counts a subscriber's wakes.
+    final class Wakes: Sendable {
+        let count = Locked(0)
+        var wake: @Sendable () -> Void { { [count] in count.withLock { $0 += 1 } } }
+    }
+
+    let store = Store()
+    let clock = Locked(ContinuousClock.now)
+
+    func hub(capacity: Int = 1 << 20, readLimit: Int = 100) -> ChattStreamHub {
+        ChattStreamHub(
+            read: store.read, capacity: capacity, readLimit: readLimit, heartbeat: .seconds(15),
+            now: { [clock] in clock.withLock { $0 } })
+    }
+
+    static let far = ContinuousClock.now + .seconds(3600)
+
+    /// Everything `subscription` has ready, as text.
+    static func drain(_ subscription: StreamSubscription) -> (text: String, last: StreamPull) {
+        var text = ""
+        while true {
+            let pull = subscription.next(limit: 1 << 16)
+            guard case .bytes(let body) = pull else { return (text, pull) }
+            text += String(decoding: body.bytes, as: UTF8.self)
+        }
+    }
+
+    /// The event ids in `text`.
+    static func ids(_ text: String) -> [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+    }
+
+    @Test func aSubscriberGetsEachCommitOnceInCommitOrderWithTheFeedsRowShape() async throws {
+        store.commit("old")
+        let hub = hub()
+        let maps = try await hub.subscribe(.maps, after: nil, before: Self.far)
+        let chatts = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        let wakes = Wakes()
+        maps.open(wake: wakes.wake)
+        chatts.open(wake: {})
+        #expect(Self.drain(maps).last == .idle, "it starts at the end: the old chatt is not sent")
+        let batch = store.commit("ann", "bob")
+        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        #expect(wakes.count.withLock { $0 } == 1, "one wake for the batch")
+        let sent = Self.drain(maps).text
+        #expect(Self.ids(sent) == ["1-2", "1-3"])
+        #expect(sent.hasPrefix(#"id: 1-2\#ndata: ["ann","hi ann","#))
+        #expect(sent.contains(#""2026-12-03T07:00:00.000000Z","[1,2,3,4]"]\#n\#n"#))
+        let rows = Self.drain(chatts).text.split(separator: "\n").filter { $0.hasPrefix("data: ") }
+        #expect(rows.first == #"data: ["ann","hi ann","00000000-0000-4000-8000-000000000003","2026-12-03T07:00:00.000000Z"]"#)
+        #expect(Self.drain(maps).text.isEmpty)
+    }
+
+    @Test func aCommitThatDoesNotFollowTheHubsCountIsReadFromTheStoreWithWhatCameBetween() async throws {
+        let hub = hub()
+        let subscription = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        subscription.open(wake: {})
+        store.commit("other")  // another writer's, not announced yet
+        let ours = store.commit("mine")
+        #expect(hub.state.withLock { $0.position?.count } == 0)
+        hub.take(ours.chatts, after: ours.previous, position: ours.position)
+        #expect(Self.drain(subscription).text.isEmpty, "not before what came between is known")
+        try await hub.catchUp(before: Self.far)
+        #expect(Self.ids(Self.drain(subscription).text) == ["1-1", "1-2"])
+        hub.take(ours.chatts, after: ours.previous, position: ours.position)
+        try await hub.catchUp(before: Self.far)
+        #expect(Self.drain(subscription).text.isEmpty, "nothing twice")
+    }
+
+    @Test func aResumeWithinTheLogGetsExactlyTheLaterCommitsAndOneFromFurtherBackReadsTheStoreFirst() async throws {
+        let hub = hub(capacity: 400)
+        _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        for name in ["a", "b", "c", "d", "e", "f"] {
+            let batch = store.commit(name)
+            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        }
+        let near = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 4), before: Self.far)
+        near.open(wake: {})
+        #expect(Self.ids(Self.drain(near).text) == ["1-5", "1-6"])
+        #expect(hub.state.withLock { $0.log.coveredFrom } > 1, "the oldest events fell off")
+        let readsBefore = store.state.withLock { $0.reads }
+        let far = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 1), before: Self.far)
+        far.open(wake: {})
+        #expect(store.state.withLock { $0.reads } == readsBefore + 1)
+        #expect(Self.ids(Self.drain(far).text) == ["1-2", "1-3", "1-4", "1-5", "1-6"])
+        let batch = store.commit("g")
+        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        #expect(Self.ids(Self.drain(far).text) == ["1-7"])
+        #expect(Self.ids(Self.drain(near).text) == ["1-7"])
+    }
+
+    @Test func aClientTooFarBehindOrOfAnotherEpochIsResetAndItsStreamEnds() async throws {
+        let hub = hub(capacity: 300, readLimit: 2)
+        _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        for name in ["a", "b", "c", "d"] {
+            let batch = store.commit(name)
+            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        }
+        for position in [CommitPosition(epoch: 1, count: 0), CommitPosition(epoch: 0, count: 4)] {
+            let subscription = try await hub.subscribe(.chatts, after: position, before: Self.far)
+            let (text, last) = Self.drain(subscription)
+            #expect(text == "event: reset\ndata: {}\n\n" && last == .ended, "\(position)")
+        }
+        let ahead = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 99), before: Self.far)
+        #expect(Self.drain(ahead).text.hasPrefix("event: reset"), "a position the store never reached")
+    }
+
+    @Test func anEditResetsEverySubscriberAndNewOnesStartInTheNewEpoch() async throws {
+        let hub = hub()
+        let subscription = try await hub.subscribe(.maps, after: nil, before: Self.far)
+        let wakes = Wakes()
+        subscription.open(wake: wakes.wake)
+        #expect(Self.drain(subscription).last == .idle)
+        store.edit()
+        try await hub.catchUp(before: Self.far)
+        #expect(wakes.count.withLock { $0 } == 1)
+        #expect(Self.drain(subscription) == ("event: reset\ndata: {}\n\n", .ended))
+        let fresh = try await hub.subscribe(.maps, after: CommitPosition(epoch: 2, count: 0), before: Self.far)
+        fresh.open(wake: {})
+        let batch = store.commit("z")
+        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        #expect(Self.ids(Self.drain(fresh).text) == ["2-1"])
+    }
+
+    @Test func aSubscriberThatStopsReadingIsCutWhenTheLogPassesItAndTheLogStaysWithinItsCapacity() async throws {
+        let hub = hub(capacity: 1_000)
+        let idle = try await hub.subscribe(.maps, after: nil, before: Self.far)
+        let wakes = Wakes()
+        idle.open(wake: wakes.wake)
+        let reader = try await hub.subscribe(.maps, after: nil, before: Self.far)
+        reader.open(wake: {})
+        for index in 0..<40 {
+            let batch = store.commit("n\(index)")
+            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+            _ = Self.drain(reader)
+            #expect(hub.state.withLock { $0.log.size } <= 1_000)
+        }
+        #expect(wakes.count.withLock { $0 } >= 1, "told it was cut, so its connection closes")
+        #expect(idle.next(limit: 0) == .cut)
+        #expect(idle.next(limit: 1 << 16) == .cut)
+        #expect(Self.drain(reader).last == .idle, "the reader goes on")
+        idle.close()
+        #expect(hub.subscriberCount == 1)
+    }
+
+    @Test func aHeartbeatGoesOutWhenTheLogHasBeenQuietForAlmostTheHeartbeatAndWakesTheWaiting() async throws {
+        let hub = hub()
+        let subscription = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        let wakes = Wakes()
+        subscription.open(wake: wakes.wake)
+        #expect(Self.drain(subscription).last == .idle)
+        clock.withLock { $0 += .seconds(13) }
+        hub.tick()
+        #expect(wakes.count.withLock { $0 } == 0)
+        clock.withLock { $0 += .seconds(1) }
+        hub.tick()
+        #expect(wakes.count.withLock { $0 } == 1)
+        #expect(Self.drain(subscription).text == ":\n")
+        hub.tick()
+        #expect(Self.drain(subscription).text.isEmpty, "not again until quiet again")
+        #expect(ChattStreamHub.tickInterval(.seconds(15)) == .seconds(1))
+        #expect(ChattStreamHub.tickInterval(.seconds(1)) == .milliseconds(500))
+    }
+
+    @Test func aSubscribeFailsWhenTheStoreCannotBeReadFirst() async {
+        store.state.withLock { $0.failing = true }
+        let hub = hub()
+        await #expect(throws: RepositoryError.unavailable("down")) {
+            _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        }
+    }
+}
