@@ -56,7 +56,8 @@ let package = Package(
         .target(
             name: "ChatterdKit",
             dependencies: [
-                "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "Locking", "Logging",
+                "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "ChattStream", "Locking",
+                "Logging",
                 "Syscalls", "CMalloc",
             ]),
         .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),

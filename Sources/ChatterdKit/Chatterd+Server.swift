@@ -2,15 +2,17 @@ import ChattAPI
 import ChattFeed
 import ChattModel
 import ChattStore
+import ChattStream
 import HTTPServer
 import Logging
 
 extension Chatterd {
-    /// The server with chatterd's routes, metrics and logging over `feed` (tests give it a repository in memory);
-    /// exits if the certificate or key is unusable. `poolStats` feeds the pool gauges of `/metrics`.
+    /// The server with chatterd's routes, metrics and logging over `feed` and its `streams` (tests give it a
+    /// repository in memory, and may leave the streams out); exits if the certificate or key is unusable.
+    /// `poolStats` feeds the pool gauges of `/metrics`.
     static func makeServer(
-        _ options: ServeOptions, feed: ChattFeed, poolStats: @escaping @Sendable () -> PGConnectionPool.Stats,
-        logger: Logger
+        _ options: ServeOptions, feed: ChattFeed, streams: ChattStreamHub? = nil,
+        poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, logger: Logger
     ) -> Server {
         let metrics = RequestMetrics()
         let statistics = ServerStatistics()
@@ -21,10 +23,11 @@ extension Chatterd {
                 certificateNotAfter: statistics.certificateNotAfter,
                 connectionsRefused: statistics.connectionsRefused, connectionsShed: statistics.connectionsShed,
                 connectionsClosed: statistics.connectionsClosed, pool: poolStats(),
-                logLinesDropped: logger.writer.droppedLines, cache: feed.counts))
+                logLinesDropped: logger.writer.droppedLines, cache: feed.counts,
+                streamSubscribers: streams?.subscriberCount))
         }, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
-        }, staleFeedServed: { observer.staleFeedServed($1, for: $0) })
+        }, staleFeedServed: { observer.staleFeedServed($1, for: $0) }, streams: streams)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {
             return try Server(

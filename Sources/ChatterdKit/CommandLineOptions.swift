@@ -57,6 +57,11 @@ struct ServeOptions: CommandOptions {
     var postsPerSecondPerClient: Int?
     /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
     var minimumTransferRate = Int(ConnectionTimeouts().minimumBytesPerSecond)
+    /// The longest a feed stream goes without a byte: a comment line goes out when nothing else has.
+    var streamHeartbeatSeconds = 15.0
+    /// How far behind (in event bytes) a stream subscriber may fall before it is cut; also what the shared
+    /// event log keeps.
+    var streamMaxUnsentBytes = 1 << 20
     var log = LogOptions()
 
     static let command = "serve"
@@ -80,6 +85,12 @@ struct ServeOptions: CommandOptions {
             .number(
                 "--stale-if-error", "seconds a feed last known current may still be served, with Age, while the "
                     + "database cannot be reached (0: 503 at once; never with --strict-feeds)", \.staleIfErrorSeconds),
+            .seconds(
+                "--stream-heartbeat", "longest a feed stream goes quiet: a comment line is sent when nothing else was",
+                \.streamHeartbeatSeconds),
+            .number(
+                "--stream-max-unsent-bytes", "how far behind a feed stream subscriber may fall, in event bytes, "
+                    + "before it is cut", \.streamMaxUnsentBytes, atLeast: 4096),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

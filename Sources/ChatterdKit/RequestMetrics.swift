@@ -94,6 +94,8 @@ struct MetricsGauges {
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
     var cache: (hits: Int, misses: Int)?
+    /// Feed stream subscribers now, where streams are served.
+    var streamSubscribers: Int?
 
     fileprivate func render(into page: inout PrometheusText) {
         page.single("chatterd_open_connections", "gauge", help: "Client connections open now.", openConnections)
@@ -130,6 +132,10 @@ struct MetricsGauges {
                         cache.hits)
             page.single("chatterd_feed_cache_misses_total", "counter",
                         help: "Feed reads that had to query the database.", cache.misses)
+        }
+        if let streamSubscribers {
+            page.single("chatterd_stream_subscribers", "gauge", help: "Feed stream subscribers now.",
+                        streamSubscribers)
         }
     }
 }
