@@ -9,6 +9,8 @@ public struct ChattRouter: Sendable {
     private let endpoints: ChattEndpoints
     /// Posts allowed per client (see `ClientGroup`); nil for no limit.
     private let postLimit: PostRateLimiter?
+    /// `GET /map` and its files.
+    private let mapPage: MapPage
 
     /// The feeds the routes read and post through; whoever learns of changes to the store tells them.
     public var feed: ChattFeed { endpoints.feed }
@@ -21,15 +23,16 @@ public struct ChattRouter: Sendable {
     /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
     /// `ChattFeed.answer`); `now` is the clock in seconds that `/readyz` ages its outcome with (injected by tests); a
     /// request that waits on the store longer than `patience` gets 503 (or a stale feed); requests that wait on the
-    /// store run as tasks on `executor`.
+    /// store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by default).
     public init(
         feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        postLimit: PostRateLimiter? = nil,
+        postLimit: PostRateLimiter? = nil, mapPage: MapPage = .unavailable,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
         now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
         patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared
     ) {
         self.postLimit = postLimit
+        self.mapPage = mapPage
         let repository = feed.repository
         let readiness = ReadinessCheck(now: now) { deadline in
             do throws(RepositoryError) {
@@ -47,10 +50,10 @@ public struct ChattRouter: Sendable {
     /// query alone, and feeds served from a current cache are ready at once; valid posts are deferred to the
     /// store, which writes them on its own queues, and reads that need the store are deferred to a task that
     /// suspends while it waits. HEAD is answered as GET (the server leaves out the body). Every response names its
-    /// route.
+    /// route (each of the map page's files is its own).
     public func plan(for request: HTTPRequest) -> ResponsePlan {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil else {
-            return .ready(APIError.notFound.response)
+            return .ready(mapPage.assetResponse(to: request) ?? APIError.notFound.response)
         }
         let method = request.method == .HEAD ? .GET : request.method
         guard method == route.method else {
@@ -60,6 +63,7 @@ public struct ChattRouter: Sendable {
         case .root: return .ready(endpoints.root().routed(route.rawValue))
         case .healthz: return .ready(endpoints.healthz().routed(route.rawValue))
         case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
+        case .map: return .ready(mapPage.pageResponse(to: request).routed(route.rawValue))
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
         case .postMaps, .postChatt:
