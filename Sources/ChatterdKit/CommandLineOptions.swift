@@ -1,3 +1,4 @@
+import ChattAPI
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -57,6 +58,8 @@ struct ServeOptions: CommandOptions {
     var postsPerSecondPerClient: Int?
     /// The rate floor for requests and responses, in bytes per second (see `ConnectionTimeouts`).
     var minimumTransferRate = Int(ConnectionTimeouts().minimumBytesPerSecond)
+    /// Where Leaflet's files for `/map` are read from at start-up.
+    var leafletDirectory = MapPage.defaultLeafletDirectory
     var log = LogOptions()
 
     static let command = "serve"
@@ -80,6 +83,9 @@ struct ServeOptions: CommandOptions {
             .number(
                 "--stale-if-error", "seconds a feed last known current may still be served, with Age, while the "
                     + "database cannot be reached (0: 503 at once; never with --strict-feeds)", \.staleIfErrorSeconds),
+            .text(
+                "--leaflet-dir", "DIR", "Leaflet's files for the /map page, read at start-up (Debian's "
+                    + "\(MapPage.leafletPackage)); without them /map answers 503", \.leafletDirectory),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,
