@@ -9,6 +9,7 @@ server answers that with 404.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -206,3 +207,147 @@ def test_a_chatt_posted_while_the_map_is_open_appears_on_it(loaded_map):
     text = loaded_map.popup_of(name)
     assert "posted live" in text and "East" in text and "running" in text, text
     assert loaded_map.page.problems() == []
+
+
+# --- the page's script against the stream contract, with a stand-in server --------------------------
+
+class ContractServer:
+    """Plain HTTP on 127.0.0.1 serving chatterd's /map files as they are, a /getmaps the test sets (rows and
+    Feed-Position), and a /getmaps/stream the test writes by hand, per connection: the stream contract of
+    notes/stream-contract.md, played before chatterd has the stream. Records each stream request's Last-Event-ID
+    and how many times /getmaps was read."""
+
+    def __init__(self, chatterd):
+        import http.server
+        import queue
+        import threading
+
+        files = {}
+        for path in ("/map", *FILES):
+            response = chatterd.get(path)
+            assert response.status == 200, response
+            files[path] = response
+        files["/map/"] = files["/map"]
+        self.rows: list = []
+        self.position = "1-0"
+        self.feed_reads = 0
+        self.streams: list[tuple[str | None, "queue.Queue"]] = []
+        self.lock = threading.Condition()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if self.path in files:
+                    answer = files[self.path]
+                    self.send_response(200)
+                    for name in ("Content-Type", "Content-Security-Policy", "X-Content-Type-Options"):
+                        if answer.header(name):
+                            self.send_header(name, answer.header(name))
+                    self.send_header("Content-Length", str(len(answer.body)))
+                    self.end_headers()
+                    self.wfile.write(answer.body)
+                elif self.path == "/getmaps":
+                    with owner.lock:
+                        body = json.dumps(owner.rows).encode()
+                        position = owner.position
+                        owner.feed_reads += 1
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Feed-Position", position)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif self.path == "/getmaps/stream":
+                    commands = queue.Queue()
+                    with owner.lock:
+                        owner.streams.append((self.headers.get("Last-Event-ID"), commands))
+                        owner.lock.notify_all()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Cache-Control", "no-store")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.flush()
+                    while (chunk := commands.get(timeout=60)) is not None:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                else:
+                    self.send_error(404)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def wait_stream(self, count: int, timeout: float = 15.0):
+        """The `count`th stream request (1-based): (its Last-Event-ID, the queue that writes its body)."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while len(self.streams) < count:
+                left = deadline - time.monotonic()
+                assert left > 0, f"the page opened {len(self.streams)} streams, not {count}, in {timeout} s"
+                self.lock.wait(left)
+            return self.streams[count - 1]
+
+    def close(self):
+        with self.lock:
+            for _, commands in self.streams:
+                commands.put(None)
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def row(name: str, ident: str, lat: float, lon: float) -> list:
+    return [name, f"message of {name}", ident, "2026-03-25T08:11:59.123456Z", f'[{lat},{lon},"North","walking"]']
+
+
+def test_the_script_follows_the_stream_contract(map_server):
+    """The first stream request carries /getmaps's Feed-Position; heartbeats are ignored and events split anywhere
+    (even inside a CRLF) are read whole; after a drop the page comes back with the last event's id; after
+    `event: reset` it reads /getmaps again, drops markers the feed no longer has, and resumes from the new
+    position."""
+    server = ContractServer(map_server)
+    try:
+        server.rows = [row("first", "00000000-0000-4000-8000-000000000001", 42.28, -83.74)]
+        server.position = "7-1"
+        with Browser() as browser:
+            page = browser.open_page()
+            page.navigate(server.base + "/map")
+            shown = MapPage(server, page, server.base)
+            shown.wait_markers(1)
+
+            last_id, stream = server.wait_stream(1)
+            assert last_id == "7-1", "the first stream request must resume from /getmaps's Feed-Position"
+            second = _json_row(row("second", "00000000-0000-4000-8000-000000000002", 42.30, -83.70))
+            for piece in (b":\n", b"id: 7-2\r", b"\ndata: " + second[:9], second[9:] + b"\r\n", b"\r\n"):
+                stream.put(piece)
+            shown.wait_markers(2)
+            assert page.wait_for(lambda: page.evaluate("document.body.dataset.feed") == "live", 5)
+            stream.put(None)  # the connection drops
+
+            last_id, stream = server.wait_stream(2)
+            assert last_id == "7-2", "after a drop the page must resume from the last event's id"
+            reads = server.feed_reads
+            with server.lock:  # the store was edited: "first" is gone, "third" is new, in a new epoch
+                server.rows = [row("second", "00000000-0000-4000-8000-000000000002", 42.30, -83.70),
+                               row("third", "00000000-0000-4000-8000-000000000003", 42.29, -83.72)]
+                server.position = "8-3"
+            stream.put(b"event: reset\ndata: {}\n\n")
+            last_id, stream = server.wait_stream(3)
+            assert last_id == "8-3", "after a reset the page must resume from the new Feed-Position"
+            assert server.feed_reads == reads + 1
+            shown.wait_markers(2)
+            titles = page.evaluate("Array.from(document.querySelectorAll('.leaflet-marker-icon'))"
+                                   ".map(e => e.title).sort()")
+            assert titles == ["second", "third"]
+            assert "message of third" in shown.popup_of("third")
+            assert page.problems() == []
+    finally:
+        server.close()
+
+
+def _json_row(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
