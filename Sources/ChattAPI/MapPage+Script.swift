@@ -38,6 +38,10 @@ extension MapPage {
             const markers = L.featureGroup().addTo(map);
             const shown = new Set();  // ids of the chatts that have a marker
             let fitted = false;       // the view was fitted to the markers once; after that it is the user's
+            // The feed position the map shows: /getmaps's Feed-Position, then each event's id as it is read (so a
+            // stream that breaks mid-way is resumed from its last event, not from where it started); null while
+            // unknown.
+            let position = null;
 
             function showState(state, text) {
                 body.dataset.feed = state;
@@ -181,10 +185,10 @@ extension MapPage {
 
             class Reset extends Error {}
 
-            // Follows the stream from `position` (null: from now), adding each chatt; returns the position of the
-            // last event when the stream ends, throws Reset on a reset event, and throws on anything else that stops
-            // it. `onOpen` is called once the server answers 200 and sends its first bytes.
-            async function follow(position, onOpen) {
+            // Follows the stream from `position` (null: from now), adding each chatt and moving `position` to each
+            // event's id; returns when the stream ends, throws Reset on a reset event, and throws on anything else
+            // that stops it. `onOpen` is called once the server answers 200 and sends its first bytes.
+            async function follow(onOpen) {
                 const headers = {'Accept': 'text/event-stream'};
                 if (position !== null) headers['Last-Event-ID'] = position;
                 const controller = new AbortController();
@@ -222,7 +226,6 @@ extension MapPage {
                         throw new Reset('the server cannot resume from ' + position);
                     }
                 }
-                return position;
             }
 
             const sleep = function (ms) {
@@ -235,7 +238,6 @@ extension MapPage {
             // a reset reads the feed again first, at once the first time, after the back-off if it repeats.
             async function run() {
                 let delay = FIRST_RETRY_MS;
-                let position = null;
                 let needFeed = true;
                 let resetsInARow = 0;
                 for (;;) {
@@ -245,7 +247,7 @@ extension MapPage {
                             position = await loadFeed();
                             needFeed = false;
                         }
-                        position = await follow(position, function () { delay = FIRST_RETRY_MS; resetsInARow = 0; });
+                        await follow(function () { delay = FIRST_RETRY_MS; resetsInARow = 0; });
                     } catch (error) {
                         if (error instanceof Reset) {
                             needFeed = true;

@@ -9,7 +9,10 @@ server answers that with 404.
 
 from __future__ import annotations
 
+import io
 import json
+import socket
+import struct
 import time
 import uuid
 
@@ -272,6 +275,12 @@ class ContractServer:
                     self.end_headers()
                     self.wfile.flush()
                     while (chunk := commands.get(timeout=60)) is not None:
+                        if chunk is RESET_CONNECTION:
+                            # An abortive close (RST): the page's read fails rather than ending.
+                            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                            self.connection.close()
+                            self.wfile = io.BytesIO()  # for the handler's own flush, now that the socket is gone
+                            return
                         self.wfile.write(chunk)
                         self.wfile.flush()
                 else:
@@ -300,15 +309,18 @@ class ContractServer:
         self.httpd.server_close()
 
 
+RESET_CONNECTION = object()
+
+
 def row(name: str, ident: str, lat: float, lon: float) -> list:
     return [name, f"message of {name}", ident, "2026-03-25T08:11:59.123456Z", f'[{lat},{lon},"North","walking"]']
 
 
 def test_the_script_follows_the_stream_contract(map_server):
     """The first stream request carries /getmaps's Feed-Position; heartbeats are ignored and events split anywhere
-    (even inside a CRLF) are read whole; after a drop the page comes back with the last event's id; after
-    `event: reset` it reads /getmaps again, drops markers the feed no longer has, and resumes from the new
-    position."""
+    (even inside a CRLF) are read whole; after a connection reset in the middle of an event the page comes back
+    with the id of the last whole event; after `event: reset` it reads /getmaps again, drops markers the feed no
+    longer has, and resumes from the new position."""
     server = ContractServer(map_server)
     try:
         server.rows = [row("first", "00000000-0000-4000-8000-000000000001", 42.28, -83.74)]
@@ -326,10 +338,11 @@ def test_the_script_follows_the_stream_contract(map_server):
                 stream.put(piece)
             shown.wait_markers(2)
             assert page.wait_for(lambda: page.evaluate("document.body.dataset.feed") == "live", 5)
-            stream.put(None)  # the connection drops
+            stream.put(b"id: 7-3\ndata: [")  # half an event, then the connection breaks
+            stream.put(RESET_CONNECTION)
 
             last_id, stream = server.wait_stream(2)
-            assert last_id == "7-2", "after a drop the page must resume from the last event's id"
+            assert last_id == "7-2", "after a drop the page must resume from the last whole event's id"
             reads = server.feed_reads
             with server.lock:  # the store was edited: "first" is gone, "third" is new, in a new epoch
                 server.rows = [row("second", "00000000-0000-4000-8000-000000000002", 42.30, -83.70),
