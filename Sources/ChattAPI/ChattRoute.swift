@@ -16,6 +16,8 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     case healthz = "/healthz"
     case readyz = "/readyz"
     case metrics = "/metrics"
+    /// The live map page; its files are under `/map/` (see `MapPage`).
+    case map = "/map"
 
     /// The route for `path`, which may carry one trailing slash (`/getmaps/` is `/getmaps`).
     public init?(path: String) {
@@ -33,7 +35,7 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     var method: HTTPMethod {
         switch self {
         case .postMaps, .postChatt: .POST
-        case .root, .getMaps, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics: .GET
+        case .root, .getMaps, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics, .map: .GET
         }
     }
 

@@ -12,6 +12,8 @@ public struct ChattRouter: Sendable {
     private let postLimit: PostRateLimiter?
     /// The feed streams; nil answers them 404.
     private let streams: StreamEndpoint?
+    /// `GET /map` and its files.
+    private let mapPage: MapPage
 
     /// The feeds the routes read and post through; whoever learns of changes to the store tells them.
     public var feed: ChattFeed { endpoints.feed }
@@ -24,16 +26,17 @@ public struct ChattRouter: Sendable {
     /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
     /// `ChattFeed.answer`); `now` is the clock in seconds that `/readyz` ages its outcome with (injected by tests); a
     /// request that waits on the store longer than `patience` gets 503 (or a stale feed); requests that wait on the
-    /// store run as tasks on `executor`.
+    /// store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by default).
     public init(
         feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
-        postLimit: PostRateLimiter? = nil,
+        postLimit: PostRateLimiter? = nil, mapPage: MapPage = .unavailable,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
         now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
         patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil
     ) {
         self.postLimit = postLimit
         self.streams = streams.map { StreamEndpoint(hub: $0, patience: patience, executor: executor) }
+        self.mapPage = mapPage
         let repository = feed.repository
         let readiness = ReadinessCheck(now: now) { deadline in
             do throws(RepositoryError) {
@@ -51,12 +54,12 @@ public struct ChattRouter: Sendable {
     /// query alone, and feeds served from a current cache are ready at once; valid posts are deferred to the
     /// store, which writes them on its own queues, and reads that need the store are deferred to a task that
     /// suspends while it waits. HEAD is answered as GET (the server leaves out the body). Every response names its
-    /// route.
+    /// route (each of the map page's files is its own).
     public func plan(for request: HTTPRequest) -> ResponsePlan {
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil,
             streams != nil || (route != .streamMaps && route != .streamChatts)
         else {
-            return .ready(APIError.notFound.response)
+            return .ready(mapPage.assetResponse(to: request) ?? APIError.notFound.response)
         }
         let method = request.method == .HEAD ? .GET : request.method
         guard method == route.method else {
@@ -66,10 +69,13 @@ public struct ChattRouter: Sendable {
         case .root: return .ready(endpoints.root().routed(route.rawValue))
         case .healthz: return .ready(endpoints.healthz().routed(route.rawValue))
         case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
+        case .map: return .ready(mapPage.pageResponse(to: request).routed(route.rawValue))
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
-        case .streamMaps: return streams.map { $0.plan(.maps, request).routed(route.rawValue) } ?? .ready(APIError.notFound.response)
-        case .streamChatts: return streams.map { $0.plan(.chatts, request).routed(route.rawValue) } ?? .ready(APIError.notFound.response)
+        case .streamMaps, .streamChatts:
+            // Only with a hub (the guard above): nil is never reached.
+            let kind: ChattFeed.Kind = route == .streamMaps ? .maps : .chatts
+            return (streams?.plan(kind, request) ?? .ready(APIError.notFound.response)).routed(route.rawValue)
         case .postMaps, .postChatt:
             if let postLimit, let client = request.clientGroup, let wait = postLimit.admit(client) {
                 return .ready(PostRateLimiter.refusal(waiting: wait).routed(route.rawValue))

@@ -27,7 +27,8 @@ extension Chatterd {
                 streamSubscribers: streams?.subscriberCount))
         }, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
-        }, staleFeedServed: { observer.staleFeedServed($1, for: $0) }, streams: streams)
+        }, mapPage: makeMapPage(options, logger: logger), staleFeedServed: { observer.staleFeedServed($1, for: $0) },
+            streams: streams)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {
             return try Server(
@@ -35,5 +36,19 @@ extension Chatterd {
         } catch {
             fail(logger, "\(error)", status: 1)
         }
+    }
+
+    /// `/map` with Leaflet from `--leaflet-dir`; without it, a warning and a page that answers 503, and the rest of
+    /// the server as usual.
+    static func makeMapPage(_ options: ServeOptions, logger: Logger) -> MapPage {
+        let leaflet = LeafletFiles(directory: options.leafletDirectory)
+        if !leaflet.missingRequired.isEmpty {
+            logger.log(.warn, "map_unavailable", [
+                "leaflet_dir": "\(options.leafletDirectory)",
+                "missing": "\(leaflet.missingRequired.joined(separator: ","))",
+                "advice": "install the Debian package \(MapPage.leafletPackage) or set --leaflet-dir; /map answers 503",
+            ])
+        }
+        return MapPage(leaflet: leaflet.files)
     }
 }

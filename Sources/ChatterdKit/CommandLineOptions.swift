@@ -1,3 +1,4 @@
+import ChattAPI
 import Foundation
 import HTTPCore
 import HTTPServer
@@ -62,6 +63,8 @@ struct ServeOptions: CommandOptions {
     /// How far behind (in event bytes) a stream subscriber may fall before it is cut; also what the shared
     /// event log keeps.
     var streamMaxUnsentBytes = 1 << 20
+    /// Where Leaflet's files for `/map` are read from at start-up.
+    var leafletDirectory = MapPage.defaultLeafletDirectory
     var log = LogOptions()
 
     static let command = "serve"
@@ -91,6 +94,9 @@ struct ServeOptions: CommandOptions {
             .number(
                 "--stream-max-unsent-bytes", "how far behind a feed stream subscriber may fall, in event bytes, "
                     + "before it is cut", \.streamMaxUnsentBytes, atLeast: 4096),
+            .text(
+                "--leaflet-dir", "DIR", "Leaflet's files for the /map page, read at start-up (Debian's "
+                    + "\(MapPage.leafletPackage)); without them /map answers 503", \.leafletDirectory),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

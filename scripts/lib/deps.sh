@@ -41,11 +41,12 @@ _deps_missing_server() {
     command -v curl >/dev/null 2>&1 || echo curl
 }
 
-# Prints the missing packages of everything: the server's, the test tools (Python 3 with pytest and PyYAML),
-# then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an
+# Prints the missing packages of everything: the server's, Leaflet for /map (Debian's libjs-leaflet, which
+# `serve --leaflet-dir` reads by default), the test tools (Python 3 with pytest and PyYAML), then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an
 # absolute path that must be executable (/usr/sbin is not in a normal user's PATH); PACKAGE defaults to CHECK.
 _deps_missing() {
     _deps_missing_server --local-database
+    [[ -f /usr/share/javascript/leaflet/leaflet.js ]] || echo libjs-leaflet
     command -v python3 >/dev/null 2>&1 || echo python3
     _deps_find_pytest || printf '%s\n' python3-pytest python3-yaml
     local extra check
@@ -64,6 +65,11 @@ _deps_missing() {
 # shellcheck disable=SC2034 # read by scripts/test
 DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=hpack>=4.0,<5"
     "jsonschema=jsonschema>=4.10,<5")
+
+# What the end-to-end tests run besides chatterd, as deps_ensure arguments: headless Chromium for /map
+# (test_map_page.py, which drives it over --remote-debugging-pipe with the standard library alone).
+# shellcheck disable=SC2034 # read by scripts/test
+DEPS_E2E=(chromium)
 
 # What the cluster stage (Tests/Cluster) runs on its test hosts, as deps_ensure arguments: Debian 12's etcd 3.4,
 # Patroni 3.0, HAProxy 2.6, PgBouncer 1.18, nftables (the partitions) and iproute2 (the namespaces), besides
