@@ -37,7 +37,7 @@ import TestSupport
             "CHATTERD_MAX_CONNECTIONS_PER_IP": "14", "CHATTERD_POST_RATE_PER_IP": "15",
             "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1", "CHATTERD_STALE_IF_ERROR": "16",
             "CHATTERD_IPV6_CLIENT_PREFIX": "56", "CHATTERD_TRUSTED_PROXY_TERMINATES_TLS": "yes",
-            "CHATTERD_LEAFLET_DIR": "/l",
+            "CHATTERD_LEAFLET_DIR": "/l", "CHATTERD_STREAM_HEARTBEAT": "2.5", "CHATTERD_STREAM_MAX_UNSENT_BYTES": "8192",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -61,6 +61,7 @@ import TestSupport
         #expect(options.server.trustedProxies.map(\.description) == ["10.0.0.0/8", "::1"])
         #expect(options.server.ipv6ClientPrefixLength == 56 && options.server.trustedProxyTerminatesTLS)
         #expect(options.leafletDirectory == "/l")
+        #expect(options.streamHeartbeatSeconds == 2.5 && options.streamMaxUnsentBytes == 8192)
     }
 
     @Test func limitsAreOffAndHTTP2IsOnUnlessAsked() throws {
