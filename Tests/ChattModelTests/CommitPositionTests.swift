@@ -43,4 +43,19 @@ import Testing
         ]
         #expect(positions.sorted().map(\.description) == ["1-9", "1-10", "2-1"])
     }
+
+    @Test func aBatchTakesItsPositionFromItsRowsCounters() {
+        let rows = (4...6).map { commit in
+            SequencedChatt(
+                sequence: commit + 100,
+                chatt: StoredChatt(
+                    name: "n", message: "m", id: "id\(commit)", timestamp: "2026-01-01T00:00:00.00000\(commit)Z",
+                    geodata: nil),
+                commit: commit)
+        }
+        let batch = ChattBatch(rows, epoch: 3)
+        #expect(batch.previous == 3 && batch.position == CommitPosition(epoch: 3, count: 6) && batch.isContiguous)
+        let gapped = ChattBatch([rows[0], rows[2]], epoch: 3)
+        #expect(gapped.previous == 3 && gapped.position.count == 6 && !gapped.isContiguous)
+    }
 }
