@@ -7,12 +7,15 @@ import HTTPCore
 enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
+    /// Names the commit position of the whole feed an answer (or slice) was cut from: where a live stream
+    /// subscription resumes from (`Last-Event-ID`).
+    static let positionHeader = "Feed-Position"
 
     /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet (the
     /// gzip body is made on first demand). Never blocks.
     static func readyWholeFeed(for request: HTTPRequest, from feed: EncodedFeed) -> HTTPResponse? {
         let representation = prefersGzip(request.headers) ? feed.gzippedIfReady : feed.identity
-        return representation.map { response(to: request, with: $0) }
+        return representation.map { response(to: request, with: $0, at: feed.position) }
     }
 
     /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
@@ -31,16 +34,21 @@ enum FeedResponse {
         } else {
             representation = prefersGzip(request.headers) ? await feed.gzipped() : feed.identity
         }
-        return response(to: request, with: representation)
+        return response(to: request, with: representation, at: feed.position)
     }
 
     /// 200 with `representation`, or 304 when the client's `If-None-Match` names it. A 304 keeps the body so
     /// that Content-Length names the 200's length (the server does not send it), and every header of the 200
-    /// (docs/API.md asks for Content-Type on every response).
-    private static func response(to request: HTTPRequest, with representation: FeedRepresentation) -> HTTPResponse {
+    /// (docs/API.md asks for Content-Type on every response); `Feed-Position` too, as it may have moved under
+    /// the same bytes (an edit that changed nothing shown).
+    private static func response(
+        to request: HTTPRequest, with representation: FeedRepresentation, at position: CommitPosition
+    ) -> HTTPResponse {
         let condition = EntityTagCondition(fieldValues: request.headers.values("If-None-Match"))
         let status: HTTPStatus = condition?.matches(representation.etag) == true ? .notModified : .ok
-        return HTTPResponse(status: status, headers: representation.headers, body: representation.body)
+        var headers = representation.headers
+        headers.add(positionHeader, position.description)
+        return HTTPResponse(status: status, headers: headers, body: representation.body)
     }
 
     /// Whether to send gzip: the client accepts it (q > 0) and, if it weighs `identity` (by name or `*`),

@@ -21,9 +21,10 @@ extension ChattFeed {
     }
 
     /// Takes in the chatts of a commit of this process: the current feeds get them appended (or put in their place
-    /// among the newest rows). A feed that cannot place them, or that stopped being current while they were
-    /// placed, is left for the next read to catch up. Either way a read that begins after this call returns sees
-    /// them. The other posts of a batch find it taken in already.
+    /// among the newest rows) when the batch follows their commit position directly, so that a feed's position
+    /// always names exactly the chatts it holds. A feed that another commit came before (or that cannot place the
+    /// rows, or stopped being current while they were placed) is left for the next read to catch up. Either way a
+    /// read that begins after this call returns sees them. The other posts of a batch find it taken in already.
     func append(_ batch: ChattBatch) {
         appends.withLock { recent in
             guard recent.remember(batch) else { return }
@@ -37,7 +38,7 @@ extension ChattFeed {
         let (generation, current) = state.withLock { state in
             (state.generation, state.feeds.filter { $0.value.generation == state.generation })
         }
-        let built = current.compactMapValues { $0.adding(batch.chatts, generation: generation + 1) }
+        let built = current.compactMapValues { $0.adding(batch, generation: generation + 1) }
         return AppendedVersions(generation: generation, base: current, built: built)
     }
 

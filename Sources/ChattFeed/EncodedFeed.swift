@@ -61,6 +61,9 @@ public final class EncodedFeed: Sendable {
     /// The number of rows.
     public var rowCount: Int { tip.rowCount }
 
+    /// The store's commit position this version shows: it holds exactly every chatt committed up to it.
+    public var position: CommitPosition { version.position }
+
     /// The gzip representation if some caller of `gzipped()` has made it; never waits.
     public var gzippedIfReady: FeedRepresentation? {
         gzipForm.ifReady()
@@ -101,14 +104,22 @@ public final class EncodedFeed: Sendable {
 
     // MARK: - Later versions
 
-    /// The version with the committed `rows` taken in, at `generation`; this one (retagged) when it holds them all
-    /// already; nil when a row cannot be placed without a full read, or a later version exists.
-    func adding(_ rows: [SequencedChatt], generation: UInt64) -> EncodedFeed? {
-        guard let (next, hash) = lineage.adding(rows, to: tip) else { return nil }
+    /// The version with `batch` taken in, at `generation`; this one (retagged) when it holds the batch already;
+    /// nil when a row cannot be placed without a full read, or a later version exists, or the batch does not follow
+    /// this version's position directly (another commit came between, which only a read of the store can place).
+    func adding(_ batch: ChattBatch, generation: UInt64) -> EncodedFeed? {
+        let position = version.position
+        if position.epoch == batch.position.epoch, position.count >= batch.position.count {
+            return retagged(generation)
+        }
+        guard batch.isContiguous, batch.position.epoch == position.epoch, batch.previous == position.count,
+            let (next, hash) = lineage.adding(batch.chatts, to: tip)
+        else { return nil }
         guard next.serial != tip.serial else { return retagged(generation) }
         let added = next.rowCount - tip.rowCount
-        let last = rows.map(\.sequence).max() ?? 0
-        let version = ChattsVersion(count: version.count + added, lastSequence: max(version.lastSequence, last))
+        let last = batch.chatts.map(\.sequence).max() ?? 0
+        let version = ChattsVersion(
+            count: version.count + added, lastSequence: max(version.lastSequence, last), position: batch.position)
         return EncodedFeed(lineage: lineage, tip: next, contentHash: hash, version: version, generation: generation)
     }
 

@@ -21,6 +21,13 @@ public protocol ChattRepository: Sendable {
     /// The store's current version: a cheap query that tells whether a cached feed is still current.
     /// `.unavailable` once `deadline` has passed.
     func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion
+    /// The first `limit` chatts committed after commit counter `count`, in commit order, and the store's commit
+    /// position, both read at one moment: the chatts up to `count` and these make up every chatt committed up to
+    /// the position when fewer than `limit` came (and the position's epoch is the caller's). `.unavailable` once
+    /// `deadline` has passed.
+    func committed(
+        after count: Int64, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> CommittedChatts
     /// Succeeds when the store answers by `deadline`.
     func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError)
 }
@@ -37,14 +44,18 @@ extension ChattRepository {
 }
 
 /// Identifies the set of stored chatts. Chatts are only ever added, so the count alone changes with every
-/// committed post; the last sequence number also catches an operator deleting one row and a post adding one.
+/// committed post; the last sequence number also catches an operator deleting one row and a post adding one, and
+/// the commit position, read at the same moment, any edit (its epoch) and any commit (its count).
 public struct ChattsVersion: Sendable, Equatable {
     public var count: Int
     public var lastSequence: Int64
+    /// The store's commit position when the version was read.
+    public var position: CommitPosition
 
-    public init(count: Int, lastSequence: Int64) {
+    public init(count: Int, lastSequence: Int64, position: CommitPosition = CommitPosition(epoch: 0, count: 0)) {
         self.count = count
         self.lastSequence = lastSequence
+        self.position = position
     }
 }
 
@@ -85,14 +96,17 @@ public struct FeedPosition: Sendable, Hashable, Comparable {
     }
 }
 
-/// A stored chatt with its sequence number.
+/// A stored chatt with its sequence number and its commit counter.
 public struct SequencedChatt: Sendable, Equatable {
     public var sequence: Int64
     public var chatt: StoredChatt
+    /// The commit-order counter the store gave it (`CommitPosition.count`); 0 where none was given.
+    public var commit: Int64
 
-    public init(sequence: Int64, chatt: StoredChatt) {
+    public init(sequence: Int64, chatt: StoredChatt, commit: Int64 = 0) {
         self.sequence = sequence
         self.chatt = chatt
+        self.commit = commit
     }
 
     /// Its place in feed order.
@@ -103,11 +117,41 @@ public struct SequencedChatt: Sendable, Equatable {
 
 /// The chatts one commit stored together, as the store reads them back, in feed order. Every `add` whose chatt
 /// is among them returns the same batch, so whoever keeps a copy of the store can take them in once.
+///
+/// A commit's chatts take consecutive commit counters, so whoever holds the store up to `previous` in
+/// `position`'s epoch holds it up to `position` with them. Only rows a refused batch stored one by one, each
+/// committed alone, may leave gaps between them (`isContiguous`).
 public final class ChattBatch: Sendable {
     public let chatts: [SequencedChatt]
+    /// The store's commit position right after the batch: its epoch, and the batch's last commit counter.
+    public let position: CommitPosition
+    /// The commit counter before the batch's first row.
+    public let previous: Int64
 
-    public init(_ chatts: [SequencedChatt]) {
+    /// The batch of `chatts` committed in `epoch`; its counters are the rows' own.
+    public init(_ chatts: [SequencedChatt], epoch: Int64 = CommitPosition.firstEpoch) {
         self.chatts = chatts.sorted { $0.position < $1.position }
+        let commits = chatts.map(\.commit)
+        previous = (commits.min() ?? 1) - 1
+        position = CommitPosition(epoch: epoch, count: commits.max() ?? 0)
+    }
+
+    /// Whether nobody else's commit falls between the batch's rows.
+    public var isContiguous: Bool {
+        position.count - previous == Int64(chatts.count)
+    }
+}
+
+/// Chatts in commit order after a commit counter, with the store's commit position at that moment.
+public struct CommittedChatts: Sendable, Equatable {
+    /// In commit order, each with its `commit` counter.
+    public var chatts: [SequencedChatt]
+    /// The store's position in the same snapshot as the chatts.
+    public var position: CommitPosition
+
+    public init(chatts: [SequencedChatt], position: CommitPosition) {
+        self.chatts = chatts
+        self.position = position
     }
 }
 

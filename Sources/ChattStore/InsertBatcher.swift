@@ -2,7 +2,9 @@ import ChattModel
 import TaskExecution
 
 /// Group commit: concurrent inserts share one statement and one commit instead of paying a commit each, and
-/// the next batch is written while the last one's commit waits for the disk, so their WAL flushes overlap.
+/// the next batch is sent while the last one's commit waits for the disk. Its statement then waits on the commit
+/// clock (migrations/0005) until that commit is done, so batches commit, and are numbered, in batch order: their
+/// round trips overlap, their WAL flushes no longer do.
 ///
 /// A shell around `BatchMachine`, which decides when a batch starts, what it takes and in what order batches are
 /// answered; the batcher feeds it events on the store's loop, which alone touches it, and performs its actions
@@ -115,11 +117,12 @@ final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer`
     ) {
         Task(executorPreference: executor) { [self] in
             let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
-            let rows = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) { [self] in
+            let written = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) { [self] in
                 observe(.inserted(number))
                 perform(machine.batchInserted())
             }
-            let stored = ChattBatch(rows.compactMap { try? $0.get() })
+            let rows = written.outcomes
+            let stored = ChattBatch(rows.compactMap { try? $0.get() }, epoch: written.epoch)
             pool.release(connection)
             observe(.settled(number))
             let outcomes = rows.map { $0.map { _ in stored } }

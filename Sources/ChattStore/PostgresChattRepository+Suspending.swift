@@ -5,7 +5,8 @@ import ChattModel
 extension PostgresChattRepository {
     /// Every chatt, oldest first, read through a cursor `fetchSize` rows at a time, so that neither libpq's result
     /// nor the caller ever holds the whole table: a feed is built next to one small result, not next to a copy of
-    /// the table. The version is computed from the rows read, so the two always agree.
+    /// the table. The version is computed from the rows read, so the two always agree, and its position is the
+    /// clock read in the same transaction snapshot.
     public func readChatts(
         before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> ChattsVersion {
@@ -13,8 +14,9 @@ extension PostgresChattRepository {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 _ = try await session.query(Self.beginReadSQL)
                 do throws(StoreError) {
+                    let position = try await session.query(Self.clockSQL).commitPosition()
                     _ = try await session.query(Self.declareFeedSQL)
-                    var version = ChattsVersion(count: 0, lastSequence: 0)
+                    var version = ChattsVersion(count: 0, lastSequence: 0, position: position)
                     var fetched = Self.fetchSize
                     while fetched == Self.fetchSize {
                         let rows = try await session.query(Self.fetchFeedSQL).sequencedChatts()
@@ -59,7 +61,21 @@ extension PostgresChattRepository {
         }
     }
 
-    /// The number of chatts and the highest sequence number: one index-only aggregate.
+    /// The chatts committed after counter `count`, in commit order, with the clock, in one statement.
+    public func committed(
+        after count: Int64, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> CommittedChatts {
+        do {
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+                let result = try await session.query(Self.committedAfterSQL, [String(count), String(limit)])
+                return CommittedChatts(chatts: try result.sequencedChatts(), position: try result.commitPosition())
+            }
+        } catch {
+            throw error.repositoryError(during: "committed after")
+        }
+    }
+
+    /// The number of chatts and the highest sequence number (one index-only aggregate), and the clock.
     public func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion {
         do {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in

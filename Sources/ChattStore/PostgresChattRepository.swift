@@ -31,33 +31,44 @@ public final class PostgresChattRepository: ChattRepository {
     // chatts_time_seq_idx index serves this order.
     static let selectAllSQL = "SELECT \(ChattColumns.list) FROM chatts ORDER BY time, seq"
 
-    static let beginReadSQL = "BEGIN READ ONLY"
-    /// A cursor sees the snapshot of its DECLARE throughout.
+    /// Repeatable read, so that the clock and the cursor read one snapshot: the transaction's.
+    static let beginReadSQL = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    static let clockSQL = "SELECT \(ClockColumns.list) FROM chatts_clock"
     static let declareFeedSQL = "DECLARE chatts_feed NO SCROLL CURSOR FOR \(selectAllSQL)"
     static let fetchSize = 1000
     static let fetchFeedSQL = "FETCH FORWARD \(fetchSize) FROM chatts_feed"
     static let commitSQL = "COMMIT"
     static let rollbackSQL = "ROLLBACK"
 
-    /// The store's version and the first chatts after a position, in one statement and so one snapshot (the outer
-    /// join gives the version a row when no chatt follows).
+    /// The store's version (with the clock) and the first chatts after a position, in one statement and so one
+    /// snapshot (the outer join gives the version a row when no chatt follows).
     static let chattsAfterSQL = """
-        WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
-        SELECT store.count, store.last, after.* FROM store LEFT JOIN (
+        WITH store AS (\(storeSQL))
+        SELECT store.count, store.last, \(ClockColumns.list), after.* FROM store CROSS JOIN chatts_clock LEFT JOIN (
             SELECT \(ChattColumns.list), time FROM chatts
             WHERE (time, seq) > ($1::timestamptz, $2::bigint) ORDER BY time, seq LIMIT $3
         ) AS after ON true
         ORDER BY after.time, after.seq
         """
     static let everyChattSQL = """
-        WITH store AS (SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts)
-        SELECT store.count, store.last, after.* FROM store LEFT JOIN (
+        WITH store AS (\(storeSQL))
+        SELECT store.count, store.last, \(ClockColumns.list), after.* FROM store CROSS JOIN chatts_clock LEFT JOIN (
             SELECT \(ChattColumns.list), time FROM chatts ORDER BY time, seq LIMIT $1
         ) AS after ON true
         ORDER BY after.time, after.seq
         """
 
-    static let versionSQL = "SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts"
+    private static let storeSQL = "SELECT count(*) AS count, coalesce(max(seq), 0) AS last FROM chatts"
+    static let versionSQL = "SELECT store.*, \(ClockColumns.list) FROM (\(storeSQL)) AS store CROSS JOIN chatts_clock"
+
+    /// The clock and the first chatts committed after a counter, in one statement (the outer join gives the clock a
+    /// row when no chatt follows); the position index serves it.
+    static let committedAfterSQL = """
+        SELECT \(ClockColumns.list), after.* FROM chatts_clock LEFT JOIN (
+            SELECT \(ChattColumns.list) FROM chatts WHERE position > $1::bigint ORDER BY position LIMIT $2
+        ) AS after ON true
+        ORDER BY after.position
+        """
 
     static let pingSQL = "SELECT 1"
 }
@@ -65,6 +76,7 @@ public final class PostgresChattRepository: ChattRepository {
 extension ChattsVersion {
     /// Counts in `chatt`, one more row of a full read.
     mutating func countIn(_ chatt: SequencedChatt) {
-        self = ChattsVersion(count: count + 1, lastSequence: max(lastSequence, chatt.sequence))
+        count += 1
+        lastSequence = max(lastSequence, chatt.sequence)
     }
 }

@@ -79,15 +79,72 @@ func expectSameAsRebuilt(
         try await expectSameAsRebuilt(try #require(feeds.currentFeed(.maps)), .maps, repository)
     }
 
-    @Test func batchesTakenInOutOfCommitOrderStillComeOutInFeedOrder() async throws {
+    @Test func batchesTakenInOutOfCommitOrderAreCaughtUpInsteadOfAppended() async throws {
         _ = try await feeds.read(.chatts)
         let first = try await repository.add(variedChatt(1))
         let second = try await repository.add(variedChatt(2))
-        // The second commit's post runs first.
+        // The second commit's post runs first: the feed lacks the first, so it could not name its position.
         feeds.append(second)
+        #expect(feeds.currentFeed(.chatts) == nil, "left for the next read")
         feeds.append(first)
-        #expect(repository.snapshotReads == 1, "both placed without a read")
-        try await expectSameAsRebuilt(try #require(feeds.currentFeed(.chatts)), .chatts, repository)
+        let feed = try await feeds.read(.chatts)
+        #expect(repository.snapshotReads == 1 && repository.deltaReads == 1, "caught up, not read again")
+        #expect(feed.position == repository.clock && feed.rowCount == 2)
+        try await expectSameAsRebuilt(feed, .chatts, repository)
+    }
+
+    @Test func anAppendIsPublishedWhenTheBatchFollowsTheFeedsPositionDirectly() async throws {
+        _ = try await feeds.read(.maps)
+        #expect(feeds.currentFeed(.maps)?.position == CommitPosition(epoch: 1, count: 0))
+        let batch = try await repository.add(variedChatt(1))
+        #expect(batch.previous == 0 && batch.position == CommitPosition(epoch: 1, count: 1))
+        feeds.append(batch)
+        let feed = try #require(feeds.currentFeed(.maps), "appended, so current with no read")
+        #expect(feed.position == batch.position && feed.position == repository.clock)
+        try await expectSameAsRebuilt(feed, .maps, repository)
+        #expect(repository.deltaReads == 0)
+    }
+
+    @Test func anAppendAfterAnotherWritersCommitIsLeftForACatchUpThatStillShowsThePost() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await feeds.read(.maps)
+        // Another process commits, its notice not yet here; then this process's post commits after it.
+        repository.storeCommitted(variedChatt(2), timestamp: "2026-03-25T08:11:59.100002Z")
+        let own = try await repository.add(variedChatt(3))
+        #expect(own.previous == 2 && feeds.currentFeed(.maps)?.position.count == 1)
+        feeds.append(own)
+        #expect(feeds.currentFeed(.maps) == nil, "the feed would hold 3 without 2: not published")
+        let feed = try await feeds.read(.maps)
+        #expect(feed.rowCount == 3, "read your writes")
+        #expect(feed.position == repository.clock && feed.position.count == 3)
+        #expect(repository.deltaReads == 1 && repository.snapshotReads == 1)
+        try await expectSameAsRebuilt(feed, .maps, repository)
+    }
+
+    @Test func anAppendFromAnotherEpochIsLeftForARead() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await feeds.read(.chatts)
+        // An operator's edit moved the epoch, its notice not yet here.
+        repository.edit()
+        let own = try await repository.add(variedChatt(2))
+        #expect(own.position == CommitPosition(epoch: 2, count: 2) && own.previous == 1)
+        feeds.append(own)
+        #expect(feeds.currentFeed(.chatts) == nil)
+        feeds.invalidate()
+        let feed = try await feeds.read(.chatts)
+        #expect(feed.rowCount == 2 && feed.position == CommitPosition(epoch: 2, count: 2))
+    }
+
+    @Test func aBatchTheFeedHoldsAlreadyLeavesItsBytesAndPosition() async throws {
+        _ = try await feeds.read(.maps)
+        let batch = try await repository.add(variedChatt(1))
+        // Its notice came first (as from a listener that heard it) and a read caught up.
+        feeds.chattsAdded()
+        let caughtUp = try await feeds.read(.maps)
+        #expect(caughtUp.position == batch.position)
+        feeds.append(batch)
+        let feed = try #require(feeds.currentFeed(.maps))
+        #expect(feed.position == batch.position && feed.identity.etag == caughtUp.identity.etag)
     }
 
     @Test func aRowCommittedLateByAnotherWriterGoesInItsPlaceAmongTheNewest() async throws {

@@ -71,7 +71,7 @@ import Testing
 
     @Test func publishingIsAPureStepOnTheState() async throws {
         let current = try #require(feeds.currentFeed(.maps))
-        let next = try #require(current.adding(try await repository.add(variedChatt(21)).chatts, generation: 8))
+        let next = try #require(current.adding(try await repository.add(variedChatt(21)), generation: 8))
         let versions = AppendedVersions(generation: 7, base: [.maps: current], built: [.maps: next])
         var state = ChattFeed.State()
         state.trusted = true

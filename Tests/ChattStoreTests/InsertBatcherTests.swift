@@ -83,11 +83,11 @@ extension DatabaseTests {
 
         static let terminateWaitingInsertSQL = """
             SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO chatts%'
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO chatts%'
             """
         static let countWaitingInsertSQL = """
             SELECT count(*)::text FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO chatts%'
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO chatts%'
             """
 
         @Test func insertStillQueuedAtTheAcquireTimeoutIsUnavailable() async throws {

@@ -7,6 +7,8 @@ public final class InMemoryChattRepository: ChattRepository {
         /// In feed order.
         var rows: [SequencedChatt] = []
         var lastSequence: Int64 = 0
+        /// The commit clock (migrations/0005): every stored chatt takes the next count.
+        var clock = CommitPosition(epoch: CommitPosition.firstEpoch, count: 0)
         var failure: RepositoryError?
         var snapshotReads = 0
         var versionReads = 0
@@ -14,15 +16,18 @@ public final class InMemoryChattRepository: ChattRepository {
         var heldSnapshot: SnapshotGate?
 
         var chatts: [StoredChatt] { rows.map(\.chatt) }
-        var version: ChattsVersion { ChattsVersion(count: rows.count, lastSequence: lastSequence) }
+        var version: ChattsVersion { ChattsVersion(count: rows.count, lastSequence: lastSequence, position: clock) }
     }
 
     private let state = Locked(State())
 
     public init(_ chatts: [StoredChatt] = []) {
         state.withLock { state in
-            state.rows = chatts.enumerated().map { SequencedChatt(sequence: Int64($0.offset + 1), chatt: $0.element) }
+            state.rows = chatts.enumerated().map {
+                SequencedChatt(sequence: Int64($0.offset + 1), chatt: $0.element, commit: Int64($0.offset + 1))
+            }
             state.lastSequence = Int64(chatts.count)
+            state.clock.count = Int64(chatts.count)
         }
     }
 
@@ -42,7 +47,8 @@ public final class InMemoryChattRepository: ChattRepository {
             if let failure = state.failure { return .failure(failure) }
             let serial = state.lastSequence + 1
             let timestamp = "2026-03-25T08:11:59." + String(100_000 + serial) + "Z"
-            return .success(ChattBatch([Self.store(chatt, timestamp: timestamp, in: &state)]))
+            let row = Self.store(chatt, timestamp: timestamp, in: &state)
+            return .success(ChattBatch([row], epoch: state.clock.epoch))
         })
     }
 
@@ -56,12 +62,14 @@ public final class InMemoryChattRepository: ChattRepository {
 
     private static func store(_ chatt: NewChatt, timestamp: String, in state: inout State) -> SequencedChatt {
         state.lastSequence += 1
+        state.clock.count += 1
         let serial = state.lastSequence
         let id = "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + String(serial)
         let row = SequencedChatt(
             sequence: serial,
             chatt: StoredChatt(
-                name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata))
+                name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata),
+            commit: state.clock.count)
         let place = state.rows.firstIndex { row.position < $0.position } ?? state.rows.endIndex
         state.rows.insert(row, at: place)
         return row
@@ -97,6 +105,27 @@ public final class InMemoryChattRepository: ChattRepository {
             let after = state.rows.filter { row in position.map { $0 < row.position } ?? true }
             return ChattDelta(chatts: Array(after.prefix(limit)), version: state.version)
         }
+    }
+
+    /// Rows committed after `count`, in commit order, with the clock.
+    public func committed(
+        after count: Int64, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> CommittedChatts {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            let after = state.rows.filter { $0.commit > count }.sorted { $0.commit < $1.commit }
+            return CommittedChatts(chatts: Array(after.prefix(limit)), position: state.clock)
+        }
+    }
+
+    /// An operator's edit: the clock moves to the next epoch, as an UPDATE's would.
+    public func edit() {
+        state.withLock { $0.clock.epoch += 1 }
+    }
+
+    /// The commit clock.
+    public var clock: CommitPosition {
+        state.withLock { $0.clock }
     }
 
     /// Makes the next full read read the chatts, then wait until the gate is released before returning.
