@@ -16,7 +16,9 @@ extension ChattFeed {
     func take(_ outcome: Result<ChattBatch, RepositoryError>) {
         switch outcome {
         case .success(let batch): append(batch)
-        case .failure: chattsAdded()
+        case .failure:
+            chattsAdded()
+            committed(nil)
         }
     }
 
@@ -29,6 +31,7 @@ extension ChattFeed {
         appends.withLock { recent in
             guard recent.remember(batch) else { return }
             publish(build(batch))
+            committed(batch)
         }
     }
 

@@ -60,6 +60,8 @@ public final class ChattFeed: Sendable {
     let catchUpLimit: Int
     /// Told after each full read of the store.
     let fullReadEnded: @Sendable () -> Void
+    /// Told of each commit of this process once, with its batch, and of each post whose outcome is unknown (nil).
+    let committed: @Sendable (ChattBatch?) -> Void
     let lastGood: LastGoodFeeds
     /// Everything readers look at; held only for moments, never while a version is built or the store is read.
     let state = Locked(State())
@@ -77,13 +79,17 @@ public final class ChattFeed: Sendable {
     ///     row, 5 000 rows are under a megabyte of body, held once as stored and once as read.
     ///   - fullReadEnded: told after each full read of the store, before its version is published (the one it
     ///     replaces is let go of after that, when no reader holds it any more).
+    ///   - committed: told of each commit of this process once (its batch), and of each post whose outcome is
+    ///     unknown (nil), when the feeds take them in (the feed streams follow them).
     ///   - now: the clock that age is measured with (injected by tests).
     public init(
         repository: any ChattRepository, strict: Bool = false, staleIfError: Duration = .zero,
         catchUpLimit: Int = 5_000, fullReadEnded: @escaping @Sendable () -> Void = {},
+        committed: @escaping @Sendable (ChattBatch?) -> Void = { _ in },
         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.fullReadEnded = fullReadEnded
+        self.committed = committed
         self.repository = repository
         self.strict = strict
         self.catchUpLimit = catchUpLimit

@@ -48,7 +48,7 @@ public final class ChattStreamHub: Sendable {
     /// The most chatts one read of the store takes, and the most a resuming client is sent from the store.
     let readLimit: Int
     /// The longest a stream goes without a byte.
-    let heartbeat: Duration
+    public let heartbeat: Duration
     /// How long a read of the store may take.
     let patience: Duration
     private let now: @Sendable () -> ContinuousClock.Instant
@@ -78,9 +78,10 @@ public final class ChattStreamHub: Sendable {
     /// at `position`.
     public func take(_ chatts: [(count: Int64, chatt: StoredChatt)], after previous: Int64, position: CommitPosition) {
         let follows = state.withLock { state -> [@Sendable () -> Void]? in
-            guard let current = state.position, current.epoch == position.epoch,
-                current.count == previous
-            else { return nil }
+            guard let current = state.position, current.epoch == position.epoch else { return nil }
+            // The other posts of a batch bring it again; so may a read of the store that got there first.
+            if position.count <= current.count { return [] }
+            guard current.count == previous else { return nil }
             return state.append(chatts, upTo: position, at: now())
         }
         guard let wakes = follows else { return changed() }

@@ -67,13 +67,17 @@ struct EventLog {
     /// (or the end); nil when the log no longer reaches back to `count`.
     func serial(after count: Int64) -> UInt64? {
         guard count >= coveredFrom else { return nil }
+        // From the newest back (a resuming client is usually only a little behind) to the first later chatt:
+        // heartbeats before it are not sent again.
+        var first = entries.count
         var index = entries.count
-        // From the newest back: a resuming client is usually only a little behind.
         while index > head {
-            if let entryCount = entries[index - 1].count, entryCount <= count { break }
             index -= 1
+            guard let entryCount = entries[index].count else { continue }
+            if entryCount <= count { break }
+            first = index
         }
-        return firstSerial + UInt64(index - head)
+        return firstSerial + UInt64(first - head)
     }
 
     /// The `kind` bytes of the entries from `serial` on, about `limit` bytes of them (one at least, when `limit` is

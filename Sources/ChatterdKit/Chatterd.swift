@@ -2,6 +2,7 @@ import ChattAPI
 import ChattFeed
 import ChattModel
 import ChattStore
+import ChattStream
 import CMalloc
 import Dispatch
 import Foundation
@@ -66,10 +67,11 @@ public enum Chatterd {
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let repository = PostgresChattRepository(pool: pool)
+        let streams = makeStreamHub(options, repository: repository)
         let feed = ChattFeed(
             repository: repository, strict: options.strictFeeds, staleIfError: .seconds(options.staleIfErrorSeconds),
-            fullReadEnded: returnFreedMemory)
-        let server = makeServer(options, feed: feed, poolStats: { pool.stats }, logger: logger)
+            fullReadEnded: returnFreedMemory, committed: { streams.committed($0) })
+        let server = makeServer(options, feed: feed, streams: streams, poolStats: { pool.stats }, logger: logger)
         do {
             // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
             let applied = try Migrator.migrate(conninfo: options.directConninfo, directory: options.migrationsDirectory)
@@ -81,8 +83,10 @@ public enum Chatterd {
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
-            options, pool: pool, origin: repository.origin, feed: feed, logger: logger, stopping: stopping)
+            options, pool: pool, origin: repository.origin, feed: feed, streams: streams, logger: logger,
+            stopping: stopping)
         listener.start()
+        let streamTicks = startTicking(streams)
         let port: UInt16
         do {
             port = try server.start()
@@ -107,7 +111,7 @@ public enum Chatterd {
                 exit(0)
             }
         }
-        withExtendedLifetime((signals, certificates)) { dispatchMain() }
+        withExtendedLifetime((signals, certificates, streamTicks)) { dispatchMain() }
     }
 
     /// Says once, at start-up, when the pool's server is a pooler that refuses chatterd's `options` (PgBouncer's stock
@@ -135,8 +139,8 @@ public enum Chatterd {
     /// every read instead. A lost connection is a warning; the listener stopping because the server is
     /// (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, pool: PGConnectionPool, origin: String, feed: ChattFeed, logger: Logger,
-        stopping: Locked<Bool>
+        _ options: ServeOptions, pool: PGConnectionPool, origin: String, feed: ChattFeed, streams: ChattStreamHub,
+        logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
@@ -144,10 +148,12 @@ public enum Chatterd {
             conninfo: options.directConninfo, origin: origin, sharingLoopOf: pool,
             onChange: { change in
                 if case .added = change { feed.chattsAdded() } else { feed.invalidate() }
+                streams.changed()
             },
             onStoreVersion: { feed.audit(storeVersion: $0) },
             onListening: { listening in
                 feed.listening(listening)
+                streams.changed()
                 if listening {
                     logger.log(.info, "change_listener_up")
                 } else if !stopping.withLock({ $0 }) {

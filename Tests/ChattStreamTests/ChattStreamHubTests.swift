@@ -230,3 +230,31 @@ import Testing
         }
     }
 }
+
+/// The log alone.
+@Suite struct EventLogTests {
+    static func entry(_ count: Int64?, _ size: Int = 10) -> EventLog.Entry {
+        let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: size)
+        return EventLog.Entry(count: count, maps: bytes, chatts: bytes)
+    }
+
+    @Test func aResumeStartsAtTheFirstLaterChattAndOldHeartbeatsAreNotSentAgain() {
+        var log = EventLog(capacity: 1_000, from: 0)
+        for count: Int64? in [nil, nil, 1, nil, 2, nil] { log.append(Self.entry(count)) }
+        #expect(log.serial(after: 0) == 2)
+        #expect(log.serial(after: 1) == 4)
+        #expect(log.serial(after: 2) == log.endSerial, "nothing later: the end, past the trailing heartbeat")
+    }
+
+    @Test func theOldestEntriesFallOffPastTheCapacityAndTheLogKnowsWhereItBeginsThen() {
+        var log = EventLog(capacity: 25, from: 5)
+        for count: Int64 in 6...9 { log.append(Self.entry(count)) }
+        #expect(log.size <= 25 && log.firstSerial == 2 && log.coveredFrom == 7)
+        #expect(log.serial(after: 6) == nil, "chatt 7 fell off: the store must be read")
+        #expect(log.serial(after: 7) == 2)
+        #expect(log.read(from: 1, .chatts, limit: 100) == nil, "a reader at a serial that fell off is cut")
+        #expect(log.read(from: 2, .chatts, limit: 15)?.next == 3, "about the limit, one at least")
+        log.restart(from: 0)
+        #expect(log.size == 0 && log.firstSerial == 4 && log.serial(after: 0) == 4)
+    }
+}
