@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+import Locking
 
 /// One client connection, and the only caller of its opening machine and its protocol driver. Events come from
 /// outside: the socket's readiness and the timer (through its `ConnectionIO`), a handler's answer (through its
@@ -31,6 +32,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private var readWaitsForWritable = false
     /// The last write found the socket full; the next waits until it is writable.
     private var writeBlocked = false
+    /// A body stream's wake is queued and not yet taken: more wakes meanwhile (one per HTTP/2 stream, say) are
+    /// the same turn. Set from any thread.
+    private let streamWakeQueued = Locked(false)
     /// Reads in one turn on the queue before the connection steps aside (readiness is edge-triggered, so it
     /// queues its next turn itself).
     static let readsPerTurn = 4
@@ -123,6 +127,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     /// A response's body stream has something new, back on `queue`.
     func streamWoke() {
+        streamWakeQueued.withLock { $0 = false }
         guard !closed, let driver else { return }
         proceed(driver.streamWoke(at: clock(), output: &output))
     }
@@ -290,7 +295,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             observe: environment.handler.observe)
         // Weak: a stream that outlives the connection must not keep it.
         let wake: @Sendable () -> Void = { [weak self, queue] in
-            guard let connection = self else { return }
+            guard let connection = self,
+                connection.streamWakeQueued.withLock({ queued in defer { queued = true }; return !queued })
+            else { return }
             queue.async { connection.streamWoke() }
         }
         let driver: any ProtocolDriver =
