@@ -265,6 +265,29 @@ def test_a_subscriber_given_an_unstored_chatt_fails():
     assert any("chatts that are not stored" in p for p in problems(history))
 
 
+# --- cluster.py's command line and results directory
+
+def test_an_unknown_fault_name_is_an_error():
+    cluster = Path(__file__).with_name("cluster.py")
+    result = subprocess.run([sys.executable, str(cluster), "--chatterd", "/nonexistent", "--faults",
+                             "app-db-cut,no-such-fault"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "unknown fault no-such-fault" in result.stderr
+
+
+def test_an_earlier_runs_files_are_cleared():
+    from cluster import prepare_results
+    with tempfile.TemporaryDirectory() as directory:
+        results = Path(directory)
+        for name in ("outcomes.jsonl", "windows.json", "report.md", "keep.txt"):
+            (results / name).write_text("old")
+        (results / "logs").mkdir()
+        (results / "logs" / "chatterd-app1.log").write_text("old")
+        prepare_results(results)
+        assert sorted(p.name for p in results.iterdir()) == ["keep.txt", "logs"]
+        assert list((results / "logs").iterdir()) == []
+
+
 # --- load.py's subscriber client (the server has no live feed yet: a made-up one)
 
 def test_the_subscribers_parser_reads_chunked_events():
