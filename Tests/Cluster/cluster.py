@@ -93,9 +93,9 @@ def report(verdict: checker.Verdict, path: Path) -> str:
     for f in verdict.faults:
         lines.append(f"- {f.name}: " + ("; ".join(f.evidence) if f.evidence else "NONE"))
         if f.read_gap is not None:
-            lines.append(f"  (while it lasted: longest time without an acknowledged post "
-                         f"{f.unavailable:.1f} s over the whole window, longest without a successful read from "
-                         f"a host {f.read_gap:.1f} s)")
+            lines.append(f"  (must keep serving: from the cut until it settled, longest time without an acknowledged "
+                         f"post {f.unavailable:.1f} s, without a successful read from a host {f.read_gap:.1f} s; "
+                         f"at most {checker.SERVING_GAP:.0f} s)")
     lines += ["", "Checked:"] + [f"- {text}" for text in checker.CHECKS]
     lines += ["", f"{verdict.acknowledged} posts acknowledged, {verdict.stored} chatts stored; "
               f"{verdict.reads} successful whole-feed reads ({verdict.reads_through_lb} through HAProxy on new "
