@@ -300,8 +300,9 @@ def subscriber(name: str, address: str, context, recorder: Recorder, stop: threa
                 record = {"op": "event", "sub": name, "t": time.monotonic(), "id": event_id, "event": kind}
                 if kind == "message":
                     try:
-                        record["msg"] = json.loads(data)[1]
-                    except (ValueError, IndexError, TypeError):
+                        record["row"] = json.loads(data)
+                        record["msg"] = record["row"][1]
+                    except (ValueError, IndexError, TypeError, KeyError):
                         record["msg"], record["data"] = None, data
                     last_event_id = event_id
                 recorder.write(**record)
