@@ -8,8 +8,9 @@ import json
 import os
 import shutil
 import subprocess
+import socket
 import time
-import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -64,14 +65,56 @@ class Services:
 
     # --- etcd
 
+    ETCD_MEMBERS = ("etcd1", "etcd2", "etcd3")
+
+    def etcd_endpoints(self) -> str:
+        return ",".join(f"{self.ip(member)}:2379" for member in self.ETCD_MEMBERS)
+
     def start_etcd(self) -> None:
-        ip = self.ip("etcd")
-        data = self.work / "etcd"
-        self.net.spawn("etcd", "etcd", "etcd", "--name", "etcd", "--data-dir", str(data),
-                       "--listen-client-urls", f"http://{ip}:2379", "--advertise-client-urls", f"http://{ip}:2379",
-                       "--listen-peer-urls", f"http://{ip}:2380", "--initial-advertise-peer-urls", f"http://{ip}:2380",
-                       "--initial-cluster", f"etcd=http://{ip}:2380", "--log-level", "warn")
-        wait_until(lambda: self._fetch("etcd", f"http://{ip}:2379/health"), 30, "etcd")
+        """etcd as three members, one per host, as deploy/patroni.yml has it."""
+        cluster = ",".join(f"{member}=http://{self.ip(member)}:2380" for member in self.ETCD_MEMBERS)
+        for member in self.ETCD_MEMBERS:
+            ip = self.ip(member)
+            self.net.spawn(member, member, "etcd", "--name", member, "--data-dir", str(self.work / member),
+                           "--listen-client-urls", f"http://{ip}:2379", "--advertise-client-urls",
+                           f"http://{ip}:2379", "--listen-peer-urls", f"http://{ip}:2380",
+                           "--initial-advertise-peer-urls", f"http://{ip}:2380", "--initial-cluster", cluster,
+                           "--initial-cluster-state", "new", "--initial-cluster-token", self.net.prefix,
+                           "--log-level", "warn")
+        for member in self.ETCD_MEMBERS:
+            wait_until(lambda: self.etcd_healthy(member), 60, f"etcd member {member} to be healthy")
+
+    def etcd_healthy(self, member: str, asked_from: str | None = None, timeout: float = 2.0) -> bool:
+        """Whether `member` answers /health with true (it is in a cluster that has a leader), asked from
+        `asked_from`'s host (its own by default)."""
+        answer = self._fetch(asked_from or member, f"http://{self.ip(member)}:2379/health", timeout)
+        return bool(answer) and answer[0] == 200 and json.loads(answer[1]).get("health") == "true"
+
+    def etcd_status(self, member: str, timeout: float = 2.0) -> dict | None:
+        """`member`'s own id and its raft leader's id, from the v3 gateway, asked on its own host."""
+        result = self.net.run(member, "curl", "-s", "-m", str(timeout), "-X", "POST", "-d", "{}",
+                              f"http://{self.ip(member)}:2379/v3/maintenance/status", check=False,
+                              timeout=timeout + 5)
+        try:
+            status = json.loads(result.stdout)
+            return {"id": status["header"]["member_id"], "leader": status["leader"]}
+        except (ValueError, KeyError):
+            return None
+
+    def etcd_leader(self, among: tuple[str, ...] | None = None) -> str | None:
+        """The etcd member that leads the raft group, as the members `among` (every one by default) see it."""
+        statuses = {member: self.etcd_status(member) for member in self.ETCD_MEMBERS}
+        ids = {status["id"]: member for member, status in statuses.items() if status}
+        seen = Counter(status["leader"] for member, status in statuses.items()
+                       if status and member in (among or self.ETCD_MEMBERS) and status["leader"] != "0")
+        return ids.get(seen.most_common(1)[0][0], "unknown") if seen else None
+
+    def etcd_member_used_by(self, host: str) -> str | None:
+        """The etcd member `host`'s processes (Patroni) hold the most connections to."""
+        output = self.net.run(host, "ss", "-Htn", "state", "established", "dport", "=", ":2379", check=False).stdout
+        peers = Counter(line.split()[-1].rsplit(":", 1)[0] for line in output.splitlines() if line.strip())
+        by_ip = {self.ip(member): member for member in self.ETCD_MEMBERS}
+        return next((by_ip[ip] for ip, _ in peers.most_common() if ip in by_ip), None)
 
     # --- Patroni and PostgreSQL
 
@@ -81,7 +124,7 @@ class Services:
         ip, home = self.ip(host), self._postgres_dir(host)
         config["name"] = host
         config["restapi"] = {"listen": f"{ip}:8008", "connect_address": f"{ip}:8008"}
-        config["etcd3"] = {"hosts": f"{self.ip('etcd')}:2379"}
+        config["etcd3"] = {"hosts": self.etcd_endpoints()}
         dcs = config["bootstrap"]["dcs"]
         dcs.update(PATRONI_TIMINGS)
         # A standby cut off silently is noticed by its WAL sender within wal_sender_timeout (60 s by default).
@@ -148,8 +191,40 @@ class Services:
         text = (self.repo / "deploy/haproxy.cfg").read_text()
         for example, host in EXAMPLE_ADDRESSES.items():
             text = text.replace(example + ":", self.ip(host) + ":")
-        text = text.replace("log /dev/log local0", "log stderr format raw local0 info")
+        text = text.replace("log /dev/log local0", "log stderr format raw local0 info\n"
+                            f"    stats socket {self.haproxy_socket()} mode 600 level admin")
         return text.replace("/etc/haproxy/chatterd.crt", str(cafile))
+
+    def haproxy_socket(self) -> Path:
+        return self.work / "haproxy.sock"
+
+    def haproxy_command(self, command: str) -> str:
+        """A command on HAProxy's stats socket (a Unix socket: reached from here, whatever namespace HAProxy is in)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(self.haproxy_socket()))
+            sock.sendall(command.encode() + b"\n")
+            answer = b""
+            while data := sock.recv(65536):
+                answer += data
+        return answer.decode(errors="replace")
+
+    def haproxy_servers(self) -> dict[tuple[str, str], dict[str, str]]:
+        """`show stat` per (backend, server): status, stot (sessions so far), check_status, ..."""
+        lines = self.haproxy_command("show stat").splitlines()
+        if not lines or not lines[0].startswith("# "):
+            return {}
+        columns = lines[0][2:].split(",")
+        rows = [dict(zip(columns, line.split(","))) for line in lines[1:] if line]
+        return {(row["pxname"], row["svname"]): row for row in rows if row["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def haproxy_sessions(self) -> dict[str, int]:
+        """Sessions HAProxy has sent to each chatterd server so far, over both of its chatterd backends."""
+        totals: Counter = Counter()
+        for (backend, server), row in self.haproxy_servers().items():
+            if backend.startswith("chatterd"):
+                totals[server] += int(row.get("stot") or 0)
+        return dict(totals)
 
     def start_haproxy(self, cafile: Path) -> None:
         path = self.work / "haproxy.cfg"
@@ -208,8 +283,18 @@ class Services:
                               "--cacert", str(cafile), f"https://{self.ip('lb')}/readyz", check=False, timeout=10)
         return result.stdout == "200"
 
-    def ready(self, host: str, cafile: Path) -> bool:
+    def readyz(self, host: str, cafile: Path) -> str:
+        """The status of `host`'s GET /readyz asked on its own host ("000": no answer within 2 s)."""
         result = self.net.run(host, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2",
                               "--cacert", str(cafile), f"https://{self.ip(host)}:{CHATTERD_PORT}/readyz",
                               check=False, timeout=10)
-        return result.stdout == "200"
+        return result.stdout
+
+    def ready(self, host: str, cafile: Path) -> bool:
+        return self.readyz(host, cafile) == "200"
+
+    def connects(self, source: str, target: str, port: int, timeout: float = 2.0) -> bool:
+        """Whether a TCP connection from `source`'s host to `target`'s port is accepted within `timeout`."""
+        return self.net.run(source, "timeout", str(timeout), "bash", "-c",
+                            f"exec 3<>/dev/tcp/{self.ip(target)}/{port}", check=False,
+                            timeout=timeout + 5).returncode == 0
