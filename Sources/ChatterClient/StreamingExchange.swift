@@ -21,7 +21,9 @@ public final class StreamingExchange: StreamingResponse {
     private var complete = false
 
     /// Connects, sends `request`, and waits at most `bodyTimeoutSeconds` for each read once the head is in.
-    public init(_ request: HTTPClientRequest, options: ConnectionOptions, bodyTimeoutSeconds: Double) throws(ClientError) {
+    public init(
+        _ request: HTTPClientRequest, options: ConnectionOptions, bodyTimeoutSeconds: Double
+    ) throws(ClientError) {
         stream = try HTTPExchange.connect(options)
         self.bodyTimeoutSeconds = bodyTimeoutSeconds
         try stream.write(request.bytes)

@@ -133,7 +133,8 @@ public struct Watcher<Random: RandomNumberGenerator> {
             case .feature(let text): effects.output(text)
             case .noLocation: break
             case .badLocation:
-                effects.notice("warning: left out chatt \(TerminalText.escaped(row[2] ?? "null")) whose geodata is not [lat, lon, facing, speed]")
+                let id = TerminalText.escaped(row[2] ?? "null")
+                effects.notice("warning: left out chatt \(id) whose geodata is not [lat, lon, facing, speed]")
             }
         }
     }

@@ -52,7 +52,9 @@ import Testing
         #expect(try parse(["watch"]) == .watch(GetCommand(), ConnectionOptions(server: local, caFile: nil)))
         let command = try parse(["watch", "--maps", "--format=geojson", "--server", "http://h:1"])
         let server = try ServerURL(parsing: "http://h:1")
-        #expect(command == .watch(GetCommand(maps: true, format: .geojson), ConnectionOptions(server: server, caFile: nil)))
+        let expected = ChatterCommand.watch(
+            GetCommand(maps: true, format: .geojson), ConnectionOptions(server: server, caFile: nil))
+        #expect(command == expected)
     }
 
     @Test func helpAndVersionWinAnywhere() throws {

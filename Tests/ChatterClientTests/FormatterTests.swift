@@ -108,7 +108,9 @@ let sampleRows: [[String?]] = [
 /// The one-row-at-a-time forms `chatter watch` prints.
 @Suite struct StreamingFormatterTests {
     @Test func tableRowsUseFixedColumnsUnderTheHeader() {
-        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count + 2) }
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: width - text.count + 2)
+        }
         let header = TableFormatter.streamingHeader(maps: true)
         let line = TableFormatter.streamingLine(sampleRows[0], maps: true)
         #expect(

@@ -31,21 +31,31 @@ func message(_ data: String?, id: String, type: String = "message") -> ServerSen
             note: "CRLF, LF and CR line ends", wire: "id: 1\r\ndata: a\r\n\r\nid: 2\rdata: b\r\rid: 3\ndata: c\n\n",
             items: [message("a", id: "1"), message("b", id: "2"), message("c", id: "3")]),
         Case(note: "heartbeat comment", wire: ":\n", items: [.comment]),
-        Case(note: "comment with text, between fields", wire: "data: a\n: keep\ndata: b\n\n", items: [.comment, message("a\nb", id: "")]),
+        Case(
+            note: "comment with text, between fields", wire: "data: a\n: keep\ndata: b\n\n",
+            items: [.comment, message("a\nb", id: "")]),
         Case(note: "no space after the colon", wire: "data:x\n\n", items: [message("x", id: "")]),
         Case(note: "only one space is removed", wire: "data:  x \n\n", items: [message(" x ", id: "")]),
         Case(note: "field without a colon has an empty value", wire: "data\ndata\n\n", items: [message("\n", id: "")]),
         Case(note: "event type", wire: "event: reset\ndata: {}\n\n", items: [message("{}", id: "", type: "reset")]),
         Case(
-            note: "type and data start over; the id carries on",
-            wire: "event: x\nid: 5\ndata: 1\n\ndata: 2\n\n", items: [message("1", id: "5", type: "x"), message("2", id: "5")]),
+            note: "type and data start over; the id carries on", wire: "event: x\nid: 5\ndata: 1\n\ndata: 2\n\n",
+            items: [message("1", id: "5", type: "x"), message("2", id: "5")]),
         Case(note: "an event without data still moves the id", wire: "id: 9\n\n", items: [message(nil, id: "9")]),
         Case(note: "a blank line that changes nothing is no event", wire: "\n\n:\n\n\n", items: [.comment]),
-        Case(note: "an empty id forgets it", wire: "id: 4\ndata: a\n\nid\ndata: b\n\n", items: [message("a", id: "4"), message("b", id: "")]),
-        Case(note: "an id with NUL is ignored", wire: "id: 4\ndata: a\n\nid: 5\u{0}\ndata: b\n\n", items: [message("a", id: "4"), message("b", id: "4")]),
-        Case(note: "unknown fields and retry are ignored", wire: "retry: 10\nfoo: bar\nData: no\ndata: a\n\n", items: [message("a", id: "")]),
+        Case(
+            note: "an empty id forgets it", wire: "id: 4\ndata: a\n\nid\ndata: b\n\n",
+            items: [message("a", id: "4"), message("b", id: "")]),
+        Case(
+            note: "an id with NUL is ignored", wire: "id: 4\ndata: a\n\nid: 5\u{0}\ndata: b\n\n",
+            items: [message("a", id: "4"), message("b", id: "4")]),
+        Case(
+            note: "unknown fields and retry are ignored", wire: "retry: 10\nfoo: bar\nData: no\ndata: a\n\n",
+            items: [message("a", id: "")]),
         Case(note: "leading byte-order mark", wire: "\u{FEFF}data: a\n\n", items: [message("a", id: "")]),
-        Case(note: "an event cut off by the end is not dispatched", wire: "id: 1\ndata: a\n\nid: 2\ndata: b\n", items: [message("a", id: "1")]),
+        Case(
+            note: "an event cut off by the end is not dispatched", wire: "id: 1\ndata: a\n\nid: 2\ndata: b\n",
+            items: [message("a", id: "1")]),
         Case(note: "colon in the value is kept", wire: "data: a: b\n\n", items: [message("a: b", id: "")]),
     ])
     func parses(_ c: Case) throws {

@@ -35,14 +35,15 @@ func wait(_ action: WatchAction) -> Double? {
         #expect(watch.received(chatt("1-2", "b")) == .show(["n", "b", "1-2-uuid", "t"]))
         #expect(
             watch.streamEnded(nil)
-                == .subscribe(lastEventID: "1-2", afterSeconds: 0, notice: "the live feed ended; trying again in 0.0 s"))
+                == .subscribe(
+                    lastEventID: "1-2", afterSeconds: 0, notice: "the live feed ended; trying again in 0.0 s"))
         let cut = ClientError.connection("timed out receiving from h:1 (no progress for 37.5 s)")
         _ = watch.streamAnswered(eventStream)
         #expect(
             watch.streamEnded(cut)
                 == .subscribe(
                     lastEventID: "1-2", afterSeconds: 0,
-                    notice: "the live feed dropped: timed out receiving from h:1 (no progress for 37.5 s); trying again in 0.0 s"))
+                    notice: "the live feed dropped: \(cut); trying again in 0.0 s"))
     }
 
     @Test func theBackOffGrowsUntilAStreamDeliversThenStartsOver() throws {
@@ -74,7 +75,8 @@ func wait(_ action: WatchAction) -> Double? {
         #expect(
             action
                 == .subscribe(
-                    lastEventID: nil, afterSeconds: 0, notice: "server answered \(status): busy; trying again in 0.0 s"))
+                    lastEventID: nil, afterSeconds: 0,
+                    notice: "server answered \(status): busy; trying again in 0.0 s"))
     }
 
     @Test func retryAfterIsAFloorUpToTheCap() {
@@ -147,7 +149,9 @@ func wait(_ action: WatchAction) -> Double? {
                 watch.feedAnswered(response(200, "[]", headers: headers))
                     == .fail(.malformedResponse("the feed's answer has no usable Feed-Position header")))
         }
-        #expect(watch.feedAnswered(response(404, #"{"error":"not found"}"#)) == .fail(.httpStatus(code: 404, reason: "not found")))
+        #expect(
+            watch.feedAnswered(response(404, #"{"error":"not found"}"#))
+                == .fail(.httpStatus(code: 404, reason: "not found")))
     }
 
     @Test func otherEventsMoveTheIdButShowNothing() {

@@ -64,7 +64,10 @@ final class WatchRecord {
 @Suite struct WatcherTests {
     @Test func showsChattsAndResumesAfterADrop() throws {
         let record = WatchRecord(streams: [
-            ScriptedStream(["id: 1-1\ndata: [\"a\",\"m1\",\"u1\",\"t\"]\n", "\n:\n", "id: 1-2\ndata: [\"b\",\"m2\",\"u2\",\"t\"]\n\n"]),
+            ScriptedStream([
+                "id: 1-1\ndata: [\"a\",\"m1\",\"u1\",\"t\"]\n", "\n:\n",
+                "id: 1-2\ndata: [\"b\",\"m2\",\"u2\",\"t\"]\n\n",
+            ]),
             ScriptedStream(["id: 1-3\r\ndata: [\"c\",\"m3\",\"u3\",\"t\"]\r\n\r\n"], cut: .connection("reset")),
         ])
         #expect(try record.run(["watch", "--format", "json"]) == .tls("end of script"))
@@ -83,7 +86,8 @@ final class WatchRecord {
 
     @Test func aResetFetchesThePositionAndShowsNoneOfTheFeed() throws {
         let feed = response(
-            200, #"[["old","x","u0","t",null]]"#, headers: [("Feed-Position", "7-0"), ("Content-Type", "application/json")])
+            200, #"[["old","x","u0","t",null]]"#,
+            headers: [("Feed-Position", "7-0"), ("Content-Type", "application/json")])
         let record = WatchRecord(
             streams: [
                 ScriptedStream(["id: 1-1\ndata: [\"a\",\"m\",\"u1\",\"t\",null]\n\nevent: reset\ndata: {}\n\n"]),
@@ -111,7 +115,8 @@ final class WatchRecord {
     @Test func geoJSONLeavesOutChattsWithoutALocation() throws {
         let record = WatchRecord(streams: [
             ScriptedStream([
-                "id: 1\ndata: [\"a\",\"m\",\"u1\",\"t\",null]\n\n", "id: 2\ndata: [\"b\",\"m\",\"u2\",\"t\",\"[1]\"]\n\n",
+                "id: 1\ndata: [\"a\",\"m\",\"u1\",\"t\",null]\n\n",
+                "id: 2\ndata: [\"b\",\"m\",\"u2\",\"t\",\"[1]\"]\n\n",
                 "id: 3\ndata: [\"c\",\"m\",\"u3\",\"t\",\"[1,2,\\\"N\\\",\\\"s\\\"]\"]\n\n",
             ])
         ])

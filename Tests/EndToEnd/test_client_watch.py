@@ -1,5 +1,5 @@
 """`chatter watch` run as a process: against a scripted event-stream server (drops, resets, refusals), and
-against the real chatterd's live feed when it has one (notes/stream-contract.md)."""
+against the real chatterd's live feed (the contract of issue 23) when it has one."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ class ScriptedServer:
                         head += chunk
                     self.requests.append(Request(head.split(b"\r\n\r\n")[0]))
                     script(conn, self.stopping)
-        except BaseException as error:  # noqa: BLE001 - reported by the test through self.errors
+        except BaseException as error:  # reported by the test, through stop()
             self.errors.append(error)
 
     def _accept(self):
@@ -112,7 +112,8 @@ def stream(*pieces: bytes, end: str):
 
     def script(conn, stopping: threading.Event) -> None:
         # One send: chatter may close as soon as it has read what it needs (a reset), and a later send would fail.
-        conn.sendall(STREAM_HEAD + b"".join(chunk(piece) for piece in pieces) + (b"0\r\n\r\n" if end == "finish" else b""))
+        last = b"0\r\n\r\n" if end == "finish" else b""
+        conn.sendall(STREAM_HEAD + b"".join(chunk(piece) for piece in pieces) + last)
         if end == "hold":
             stopping.wait(WAIT * 3)
 
