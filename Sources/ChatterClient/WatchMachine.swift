@@ -71,7 +71,9 @@ public struct WatchMachine<Random: RandomNumberGenerator> {
             return .read
         }
         if event.type == "reset" {
-            let wait = settle() ? 0 : backoff.next(using: &generator)
+            // Only a chatt shown starts the back-off over here: a server that opens each stream with a comment and
+            // then resets must not be asked again and again at once.
+            let wait = backoff.next(using: &generator)
             phase = .fetchingPosition
             let notice = "the server cannot resume the live feed where it was (reset): chatts may have been missed"
             return .fetchPosition(afterSeconds: wait, notice: notice)
@@ -96,12 +98,15 @@ public struct WatchMachine<Random: RandomNumberGenerator> {
         }
         lastEventID = id
         delivered = true
+        backoff.reset()
         return .show(row)
     }
 
     /// The stream ended: closed, cut, timed out, or its framing broke (`error` says which when not nil).
     public mutating func streamEnded(_ error: ClientError?) -> WatchAction {
-        _ = settle()
+        // A stream that delivered something worked: the next wait starts small again.
+        if delivered { backoff.reset() }
+        delivered = false
         phase = .streaming
         return retry(error.map { "the live feed dropped: \($0)" } ?? "the live feed ended")
     }
@@ -120,13 +125,6 @@ public struct WatchMachine<Random: RandomNumberGenerator> {
         lastEventID = position
         phase = .streaming
         return .subscribe(lastEventID: position, afterSeconds: 0, notice: nil)
-    }
-
-    /// Resets the back-off if the stream delivered something; returns whether it did.
-    private mutating func settle() -> Bool {
-        if delivered { backoff.reset() }
-        defer { delivered = false }
-        return delivered
     }
 
     /// A status other than 200: retried when it means "later", else the end, with the server's reason.

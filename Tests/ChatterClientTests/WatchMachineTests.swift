@@ -130,16 +130,21 @@ func wait(_ action: WatchAction) -> Double? {
         #expect(watch.streamEnded(nil).lastEventIDSubscribed == "2-0")
     }
 
-    @Test func resetsThatDeliverNothingBackOff() throws {
+    @Test func resetsWithoutAChattBackOff() throws {
         var watch = machine(top: true)
         _ = watch.start()
         var waits: [Double] = []
         for _ in 0..<3 {
             _ = watch.streamAnswered(eventStream)
+            _ = watch.received(.comment)
             waits.append(try #require(wait(watch.received(chatt("", type: "reset")))))
             _ = watch.feedAnswered(response(200, "[]", headers: [("Feed-Position", "2-0")]))
         }
         #expect(zip(waits, [0.5, 1, 2]).allSatisfy { $0 <= $1 && $0 > $1 * 0.99 }, "\(waits)")
+        _ = watch.streamAnswered(eventStream)
+        _ = watch.received(chatt("2-1"))
+        let afterAChatt = try #require(wait(watch.received(chatt("", type: "reset"))))
+        #expect(afterAChatt <= 0.5 && afterAChatt > 0.49, "a chatt shown starts the back-off over")
     }
 
     @Test func aFeedWithoutAPositionEndsTheWatch() {
