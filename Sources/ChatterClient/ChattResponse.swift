@@ -30,19 +30,23 @@ public enum ChattResponse {
         var rows: [[String?]] = []
         rows.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            guard case .array(let elements) = item, elements.count == width else {
-                throw .malformedResponse("row \(index) is not an array of \(width) elements")
-            }
-            rows.append(
-                try elements.map { (element) throws(ClientError) -> String? in
-                    switch element {
-                    case .string(let text): return text
-                    case .null: return nil
-                    default: throw .malformedResponse("row \(index) holds a value that is neither a string nor null")
-                    }
-                })
+            rows.append(try row(item, width: width, named: "row \(index)"))
         }
         return rows
+    }
+
+    /// One row: a JSON array of exactly `width` strings or nulls; `name` says which in an error.
+    public static func row(_ item: JSONValue, width: Int, named name: String) throws(ClientError) -> [String?] {
+        guard case .array(let elements) = item, elements.count == width else {
+            throw .malformedResponse("\(name) is not an array of \(width) elements")
+        }
+        return try elements.map { (element) throws(ClientError) -> String? in
+            switch element {
+            case .string(let text): return text
+            case .null: return nil
+            default: throw .malformedResponse("\(name) holds a value that is neither a string nor null")
+            }
+        }
     }
 
     /// Throws `.httpStatus` unless the status is 2xx.

@@ -17,10 +17,13 @@ extension ChatterCommand {
         case "get":
             try scan.requireOnly(["--maps", "--format"], for: "get")
             return .get(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
+        case "watch":
+            try scan.requireOnly(["--maps", "--format"], for: "watch")
+            return .watch(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
         case nil:
-            throw .usage("missing command: post or get (see chatter --help)")
+            throw .usage("missing command: post, get or watch (see chatter --help)")
         case let other?:
-            throw .usage("unknown command \(other): use post or get (see chatter --help)")
+            throw .usage("unknown command \(other): use post, get or watch (see chatter --help)")
         }
     }
 }
@@ -48,7 +51,7 @@ extension PostCommand {
 }
 
 extension GetCommand {
-    /// The get options of a scanned command line.
+    /// The get (or watch) options of a scanned command line.
     init(_ scan: ArgumentScanner) throws(ClientError) {
         let text = scan.values["--format"] ?? Format.table.rawValue
         guard let format = Format(rawValue: text) else {

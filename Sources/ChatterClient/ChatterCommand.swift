@@ -4,6 +4,8 @@ public enum ChatterCommand: Equatable, Sendable {
     case post(PostCommand, ConnectionOptions)
     /// Fetch and print the chatts.
     case get(GetCommand, ConnectionOptions)
+    /// Print each new chatt as it is posted, until interrupted (`Watcher`).
+    case watch(GetCommand, ConnectionOptions)
     /// Print the usage text.
     case help
     /// Print the version.
@@ -27,7 +29,7 @@ public struct PostCommand: Equatable, Sendable {
     }
 }
 
-/// `chatter get`: which list to fetch and how to print it.
+/// `chatter get` and `chatter watch`: which list to fetch or follow, and how to print it.
 public struct GetCommand: Equatable, Sendable {
     /// How rows are printed.
     public enum Format: String, CaseIterable, Sendable {
@@ -46,7 +48,8 @@ public struct GetCommand: Equatable, Sendable {
         self.format = format
     }
 
-    /// The endpoint to fetch; GeoJSON needs locations, so it always reads `getmaps`.
+    /// The endpoint to fetch (its live feed: `/stream` after it); GeoJSON needs locations, so it always reads
+    /// `getmaps`.
     public var endpoint: String {
         maps || format == .geojson ? "getmaps" : "getchatts"
     }

@@ -11,7 +11,7 @@ public enum ChatterRunner {
         public var warnings: [String]
     }
 
-    /// Runs `command`, using `send` for the one request it makes (if any).
+    /// Runs `command`, using `send` for the one request it makes (if any); not `.watch`, which `Watcher` runs.
     public static func run(_ command: ChatterCommand, send: Send) throws(ClientError) -> Output {
         switch command {
         case .help:
@@ -32,6 +32,8 @@ public enum ChatterRunner {
             let width = maps ? ChattResponse.mapsWidth : ChattResponse.chattsWidth
             let rows = try ChattResponse.rows(try send(request, options), width: width)
             return format(rows, as: get.format, maps: maps)
+        case .watch:
+            preconditionFailure("watch prints as chatts arrive and never ends by itself: Watcher runs it")
         }
     }
 

@@ -8,6 +8,7 @@ public let chatterUsage = """
     Usage:
       chatter post --name N --message M [--lat X --lon Y [--facing F] [--speed S]] [options]
       chatter get [--maps] [--format table|json|geojson] [options]
+      chatter watch [--maps] [--format table|json|geojson] [options]
       chatter --help | --version
 
     post sends one chatt to /postmaps and prints nothing when the server has stored it.
@@ -22,6 +23,15 @@ public let chatterUsage = """
       Control, bidi and invisible characters from the server show as \\u{1B} in tables and error
       lines (a literal backslash as \\\\), and as \\u001b escapes in JSON and GeoJSON.
 
+    watch follows the live feed (/getchatts/stream; /getmaps/stream with --maps or --format geojson)
+      and prints each new chatt as it arrives, until interrupted, in the same formats, one line each
+      (table rows under one header; a JSON row; a GeoJSON Feature). It starts at the end of the feed.
+      After a drop (closed, cut, or silent for 37.5 s) it reconnects with Last-Event-ID set to the last
+      chatt shown, so none is missed or repeated; refused connections and 429/502/503/504 are tried
+      again. Waits are random, up to 0.5 s doubling to 30 s, and each is noted on stderr. When the
+      server cannot resume (event: reset) it says so on stderr and goes on from the current feed.
+      Other HTTP errors end it (exit 67).
+
     Options:
       --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,
                            the scripts/run server; env CHATTER_SERVER)
@@ -31,7 +41,8 @@ public let chatterUsage = """
                            ::1 and its own names (subjectAltName, and the names a CA's nameConstraints
                            permit); any other host is checked against the system's trusted CAs.
                            The server's certificate must name the URL's host or IP.
-      --timeout S          seconds to connect, and to wait for each read or write (default 10)
+      --timeout S          seconds to connect, and to wait for each read or write (default 10;
+                           watch waits 37.5 s for each read of its stream)
     Options may also be written --option=value. Flags win over environment variables.
 
     Exit status:

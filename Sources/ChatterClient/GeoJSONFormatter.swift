@@ -28,6 +28,26 @@ public enum GeoJSONFormatter {
         return Output(text: String(decoding: out, as: UTF8.self), skipped: skipped)
     }
 
+    /// What one row becomes on a line of its own, as `chatter watch` prints it.
+    public enum Line: Equatable, Sendable {
+        /// The row's Feature and a newline.
+        case feature(String)
+        /// The row has no geodata: nothing to show.
+        case noLocation
+        /// The row's geodata is not `[lat, lon, facing, speed]`.
+        case badLocation
+    }
+
+    /// One `/getmaps` row as a Feature on a line of its own.
+    public static func line(_ row: [String?]) -> Line {
+        guard row.count == ChattResponse.mapsWidth, let text = row[4] else { return .noLocation }
+        guard let geodata = try? Geodata(parsing: text) else { return .badLocation }
+        var out: [UInt8] = []
+        appendFeature(row, geodata, to: &out)
+        out.append(UInt8(ascii: "\n"))
+        return .feature(String(decoding: out, as: UTF8.self))
+    }
+
     /// `{"type":"Feature","id":…,"geometry":{…},"properties":{…}}` for one row.
     private static func appendFeature(_ row: [String?], _ geodata: Geodata, to out: inout [UInt8]) {
         out.append(contentsOf: #"{"type":"Feature","#.utf8)

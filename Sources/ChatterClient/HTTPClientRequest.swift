@@ -8,22 +8,32 @@ public struct HTTPClientRequest: Equatable, Sendable {
     public var host: String
     /// Sent with `Content-Type: application/json; charset=utf-8` when not nil.
     public var jsonBody: [UInt8]?
+    /// The `Accept` header value: JSON, or `text/event-stream` for a live feed.
+    public var accept: String
+    /// `Last-Event-ID`, sent when not nil: where a live feed resumes. Checked by the caller to be visible ASCII.
+    public var lastEventID: String?
 
     /// `User-Agent` value.
     public static let userAgent = "chatter/\(chatterVersion)"
 
     /// A request for `target` on `host`.
-    public init(method: String, target: String, host: String, jsonBody: [UInt8]? = nil) {
+    public init(
+        method: String, target: String, host: String, jsonBody: [UInt8]? = nil, accept: String = "application/json",
+        lastEventID: String? = nil
+    ) {
         self.method = method
         self.target = target
         self.host = host
         self.jsonBody = jsonBody
+        self.accept = accept
+        self.lastEventID = lastEventID
     }
 
     /// The bytes on the wire (RFC 9112 §3), head and body.
     public var bytes: [UInt8] {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: \(Self.userAgent)\r\n"
-        head += "Accept: application/json\r\nConnection: close\r\n"
+        head += "Accept: \(accept)\r\nConnection: close\r\n"
+        if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
         if let jsonBody {
             head += "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(jsonBody.count)\r\n"
         }

@@ -8,13 +8,7 @@ public enum HTTPExchange {
         _ request: HTTPClientRequest, options: ConnectionOptions
     ) throws(ClientError) -> HTTPClientResponse {
         let server = options.server
-        // The CA file is checked before connecting, so a typo in --cacert is reported as such.
-        let context = server.usesTLS ? try TLSClientContext(trusting: trustAnchor(options), for: server) : nil
-        let socket = try TCPSocket(connectingTo: server.host, port: server.port, timeoutSeconds: options.timeoutSeconds)
-        let stream: any ByteStream =
-            try context.map { (context) throws(ClientError) in
-                try TLSStream(over: socket, context: context, server: server)
-            } ?? socket
+        let stream = try connect(options)
         var parser = HTTPResponseParser()
         do {
             try stream.write(request.bytes)
@@ -26,6 +20,17 @@ public enum HTTPExchange {
             return response
         }
         return try readResponse(from: stream, parser: &parser, tls: server.usesTLS)
+    }
+
+    /// A connection to `options.server`: TCP, then TLS for `https` URLs.
+    static func connect(_ options: ConnectionOptions) throws(ClientError) -> any ByteStream {
+        let server = options.server
+        // The CA file is checked before connecting, so a typo in --cacert is reported as such.
+        let context = server.usesTLS ? try TLSClientContext(trusting: trustAnchor(options), for: server) : nil
+        let socket = try TCPSocket(connectingTo: server.host, port: server.port, timeoutSeconds: options.timeoutSeconds)
+        return try context.map { (context) throws(ClientError) in
+            try TLSStream(over: socket, context: context, server: server)
+        } ?? socket
     }
 
     /// What the server's certificate is checked against; reads `./chatterd.crt`'s names when they decide it.

@@ -38,7 +38,10 @@ public struct HTTPResponseParser {
     private var headBytes = 0
     private var buffer: [UInt8] = []
     private var start = 0
-    private var body: [UInt8] = []
+    /// The body received so far; `receiveStreaming` hands it out and empties it.
+    var body: [UInt8] = []
+    /// Whether `receiveStreaming` has handed out the head.
+    var headReported = false
 
     /// A parser for one response whose body may not exceed `maxBodyBytes`.
     public init(maxBodyBytes: Int = defaultMaxBodyBytes) {
@@ -75,7 +78,7 @@ public struct HTTPResponseParser {
         }
     }
 
-    private var response: HTTPClientResponse {
+    var response: HTTPClientResponse {
         HTTPClientResponse(status: status, reason: reason, headers: headers, body: body)
     }
 

@@ -10,11 +10,14 @@ final class TCPSocket: ByteStream {
     let fd: Int32
     private let peer: String
     private let timeoutSeconds: Double
+    /// What `SO_RCVTIMEO` is set to: `timeoutSeconds` until `setReadTimeout` changes it.
+    private var readTimeoutSeconds: Double
 
     /// Resolves `host` and connects to the first address that answers within `timeoutSeconds`.
     init(connectingTo host: String, port: UInt16, timeoutSeconds: Double) throws(ClientError) {
         peer = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         self.timeoutSeconds = timeoutSeconds
+        readTimeoutSeconds = timeoutSeconds
         var failures: [String] = []
         for address in try Self.resolve(host, port: port) {
             switch Self.connect(address, timeoutSeconds: timeoutSeconds) {
@@ -55,10 +58,20 @@ final class TCPSocket: ByteStream {
         }
     }
 
+    func setReadTimeout(seconds: Double) throws(ClientError) {
+        do {
+            try Syscall.setTimeout(fd, SO_RCVTIMEO, seconds: seconds, name: "SO_RCVTIMEO")
+        } catch {
+            throw .connection("cannot set the receive timeout: \(error)")
+        }
+        readTimeoutSeconds = seconds
+    }
+
     /// The error for a failed send or receive; EAGAIN here means SO_RCVTIMEO/SO_SNDTIMEO ran out.
     func failure(_ code: Int32, doing what: String) -> ClientError {
         if code == EAGAIN || code == EWOULDBLOCK {
-            return .connection("timed out \(what) \(peer) (no progress for \(Self.seconds(timeoutSeconds)))")
+            let limit = what.hasPrefix("receiving") ? readTimeoutSeconds : timeoutSeconds
+            return .connection("timed out \(what) \(peer) (no progress for \(Self.seconds(limit)))")
         }
         return .connection("error \(what) \(peer): \(String(cString: strerror(code)))")
     }

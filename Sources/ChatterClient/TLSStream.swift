@@ -53,6 +53,10 @@ final class TLSStream: ByteStream {
         throw ioFailure(count, doing: "receiving from")
     }
 
+    func setReadTimeout(seconds: Double) throws(ClientError) {
+        try socket.setReadTimeout(seconds: seconds)
+    }
+
     /// SNI and the name or address the certificate must match (RFC 6125), set before the handshake.
     private static func expectPeer(_ session: OpaquePointer, _ server: ServerURL) -> Bool {
         switch server.hostKind {

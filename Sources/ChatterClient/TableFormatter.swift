@@ -11,27 +11,48 @@ public enum TableFormatter {
 
     /// A header line and one line per row (`/getchatts` rows, or `/getmaps` rows when `maps`), each ending in "\n".
     public static func render(_ rows: [[String?]], maps: Bool) -> String {
+        let (titles, limits) = columns(maps: maps)
+        let lines = [titles] + rows.map { cells($0, maps: maps, limits: limits) }
+        let widths = titles.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        return lines.map { line($0, widths: widths) }.joined()
+    }
+
+    /// The header of a table whose rows come one at a time: every column as wide as its limit.
+    public static func streamingHeader(maps: Bool) -> String {
+        let (titles, limits) = columns(maps: maps)
+        return line(titles, widths: limits)
+    }
+
+    /// One row of that table, aligned with `streamingHeader`.
+    public static func streamingLine(_ row: [String?], maps: Bool) -> String {
+        let limits = columns(maps: maps).limits
+        return line(cells(row, maps: maps, limits: limits), widths: limits)
+    }
+
+    /// The column titles and the most characters each column shows.
+    private static func columns(maps: Bool) -> (titles: [String], limits: [Int]) {
         var titles = ["TIME (UTC)", "NAME", "MESSAGE"]
         var limits = [19, maxNameWidth, maxMessageWidth]
         if maps {
             titles += ["LAT", "LON", "FACING", "SPEED"]
             limits += Array(repeating: maxLocationWidth, count: 4)
         }
-        let lines =
-            [titles]
-            + rows.map { row in
-                let fields =
-                    [time(field(row, 3)), field(row, 0), field(row, 1)] + (maps ? location(field(row, 4)) : [])
-                return zip(fields, limits).map { cell($0, limit: $1) }
-            }
-        let widths = titles.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        return lines.map { fields in
-            // Every column but the last is padded, so no line ends in spaces.
-            let padded = fields.dropLast().enumerated().map { column, text in
-                text + String(repeating: " ", count: widths[column] - text.count + 2)
-            }
-            return padded.joined() + (fields.last ?? "") + "\n"
-        }.joined()
+        return (titles, limits)
+    }
+
+    /// The cells of one row, each cut to its limit.
+    private static func cells(_ row: [String?], maps: Bool, limits: [Int]) -> [String] {
+        let fields = [time(field(row, 3)), field(row, 0), field(row, 1)] + (maps ? location(field(row, 4)) : [])
+        return zip(fields, limits).map { cell($0, limit: $1) }
+    }
+
+    /// The fields padded to `widths` with two spaces between them; the last is not padded, so no line ends in
+    /// spaces.
+    private static func line(_ fields: [String], widths: [Int]) -> String {
+        let padded = fields.dropLast().enumerated().map { column, text in
+            text + String(repeating: " ", count: widths[column] - text.count + 2)
+        }
+        return padded.joined() + (fields.last ?? "") + "\n"
     }
 
     /// The row's element at `index`, or nil if the row is shorter.

@@ -48,6 +48,15 @@ import Testing
         #expect(GetCommand(maps: false, format: .json).endpoint == "getchatts")
     }
 
+    @Test func watchTakesTheOptionsOfGet() throws {
+        #expect(try parse(["watch"]) == .watch(GetCommand(), ConnectionOptions(server: local, caFile: nil)))
+        let command = try parse(["watch", "--maps", "--format=geojson", "--server", "http://h:1"])
+        let server = try ServerURL(parsing: "http://h:1")
+        let expected = ChatterCommand.watch(
+            GetCommand(maps: true, format: .geojson), ConnectionOptions(server: server, caFile: nil))
+        #expect(command == expected)
+    }
+
     @Test func helpAndVersionWinAnywhere() throws {
         #expect(try parse(["--help"]) == .help)
         #expect(try parse(["post", "-h"]) == .help)
@@ -74,14 +83,14 @@ import Testing
 
     func options(_ command: ChatterCommand) -> ConnectionOptions? {
         switch command {
-        case .post(_, let options), .get(_, let options): options
+        case .post(_, let options), .get(_, let options), .watch(_, let options): options
         case .help, .version: nil
         }
     }
 
     @Test(arguments: [
         ([], "missing command"),
-        (["fetch"], "unknown command fetch"),
+        (["fetch"], "unknown command fetch: use post, get or watch"),
         (["post", "--message", "m"], "post needs --name"),
         (["post", "--name", "n"], "post needs --message"),
         (["post", "--name", "n", "--message", "m", "--lat", "1"], "--lat and --lon go together"),
@@ -100,6 +109,8 @@ import Testing
         (["get", "--frobnicate"], "unknown option --frobnicate"),
         (["get", "extra"], "unexpected argument extra"),
         (["get", "--server", "ftp://h"], "must start with https:// or http://"),
+        (["watch", "--message", "m"], "--message is not an option of watch"),
+        (["watch", "--format", "csv"], "--format must be table, json or geojson"),
     ])
     func usageErrors(words: [String], message: String) {
         #expect {

@@ -104,3 +104,42 @@ let sampleRows: [[String?]] = [
         }
     }
 }
+
+/// The one-row-at-a-time forms `chatter watch` prints.
+@Suite struct StreamingFormatterTests {
+    @Test func tableRowsUseFixedColumnsUnderTheHeader() {
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: width - text.count + 2)
+        }
+        let header = TableFormatter.streamingHeader(maps: true)
+        let line = TableFormatter.streamingLine(sampleRows[0], maps: true)
+        #expect(
+            header == pad("TIME (UTC)", 19) + pad("NAME", 20) + pad("MESSAGE", 48) + pad("LAT", 12) + pad("LON", 12)
+                + pad("FACING", 12) + "SPEED\n")
+        #expect(
+            line == pad("2026-03-25 08:11:59", 19) + pad("alice", 20) + pad("hi", 48) + pad("42.2936", 12)
+                + pad("-83.7166", 12) + pad("North", 12) + "walking\n")
+        #expect(line.hasSuffix("walking\n") && header.hasSuffix("SPEED\n"))
+        let chatts = TableFormatter.streamingLine(Array(sampleRows[1].prefix(4)), maps: false)
+        #expect(chatts == "2026-03-25 08:12:03  bob                   no location\n", "the last column is not padded")
+    }
+
+    @Test func jsonRowsAreOneLineEach() throws {
+        let line = RowsJSONFormatter.line(["a\u{1b}", nil, "id", "t"])
+        #expect(line == #"["a\u001b",null,"id","t"]"# + "\n")
+    }
+
+    @Test func geoJSONFeaturesAreOneLineEach() throws {
+        guard case .feature(let text) = GeoJSONFormatter.line(sampleRows[0]) else {
+            Issue.record("no feature")
+            return
+        }
+        #expect(text.hasSuffix("}\n") && text.filter { $0 == "\n" }.count == 1)
+        let feature = try JSONParser.parse(String(text.dropLast()))
+        #expect(feature["type"]?.stringValue == "Feature" && feature["id"]?.stringValue == sampleRows[0][2])
+        let collection = GeoJSONFormatter.render([sampleRows[0]]).text
+        #expect(collection.contains(String(text.dropLast())), "the same Feature as in get's collection")
+        #expect(GeoJSONFormatter.line(sampleRows[1]) == .noLocation)
+        #expect(GeoJSONFormatter.line(sampleRows[3]) == .badLocation)
+    }
+}

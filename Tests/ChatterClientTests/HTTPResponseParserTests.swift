@@ -182,3 +182,45 @@ func splits(_ wire: [UInt8]) -> [[ArraySlice<UInt8>]] {
         }
     }
 }
+
+@Suite struct StreamingResponseParserTests {
+    /// Feeds `pieces` and returns the head once, the body bytes joined, and whether the response ended.
+    func stream(_ pieces: [ArraySlice<UInt8>]) throws -> (heads: [HTTPClientResponse], body: String, complete: Bool) {
+        var parser = HTTPResponseParser(maxBodyBytes: 24)
+        var heads: [HTTPClientResponse] = []
+        var body: [UInt8] = []
+        var complete = false
+        for piece in pieces {
+            let part = try parser.receiveStreaming(piece)
+            heads += part.head.map { [$0] } ?? []
+            #expect(part.head == nil || heads.count == 1, "the head comes once")
+            #expect(heads.count == 1 || part.body.isEmpty, "no body before the head")
+            body += part.body
+            complete = part.isComplete
+        }
+        return (heads, String(decoding: body, as: UTF8.self), complete)
+    }
+
+    @Test func anEventStreamBodyComesOutAsItArrives() throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let events = ":\n", more = "id: 1-1\ndata: [\"a\"]\n\n"
+        let chunks = "2\r\n\(events)\r\n\(String(more.utf8.count, radix: 16))\r\n\(more)\r\n"
+        for pieces in splits(Array((head + chunks).utf8)) {
+            let (heads, body, complete) = try stream(pieces)
+            #expect(heads.map(\.status) == [200] && heads[0].body.isEmpty)
+            #expect(body == events + more && !complete, "a stream whose body has not ended")
+        }
+        // The body limit applies to each call: a stream may go on for ever.
+        let long = (0..<10).map { _ in Array("14\r\n\(String(repeating: ":", count: 19))\n\r\n".utf8)[...] }
+        let (_, forever, _) = try stream([Array(head.utf8)[...]] + long)
+        #expect(forever.utf8.count == 200)
+        let (_, _, complete) = try stream([Array((head + chunks + "0\r\n\r\n").utf8)[...]])
+        #expect(complete, "the last chunk ends it")
+    }
+
+    @Test func anInterimResponseIsNotTheHead() throws {
+        let wire = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Busy\r\nContent-Length: 2\r\n\r\n{}"
+        let (heads, body, complete) = try stream([Array(wire.utf8)[...]])
+        #expect(heads.map(\.status) == [503] && body == "{}" && complete)
+    }
+}
