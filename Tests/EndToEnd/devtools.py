@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from processes import wait_until
+
 OFFLINE_RULES = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
@@ -185,12 +187,7 @@ class Page:
 
     def wait_for(self, predicate, timeout: float, interval: float = 0.05):
         """Polls `predicate` until it is truthy; its last value (falsy after `timeout`)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value or time.monotonic() >= deadline:
-                return value
-            time.sleep(interval)
+        return wait_until(predicate, timeout, interval)
 
     def evaluate(self, expression: str):
         """The value of a JavaScript expression (promises awaited); raises DevToolsError if it throws."""

@@ -98,14 +98,20 @@ import Testing
         #expect(!pipeline.isClosed, "a HEAD answer keeps the connection")
     }
 
-    @Test func http2SendsEventsAsDataFramesOnItsStreamAndEndsItCleanlyWhenDraining() throws {
+    /// An HTTP/2 connection with a stream answering its first request, and the response's HEADERS received.
+    static func http2Stream() -> (FakePipeline, HTTP2Peer, Int32, ScriptedStream) {
         let pipeline = FakePipeline()
         let peer = HTTP2Peer()
         let streamID = peer.request("GET", "/held")
         HTTP2DriverTests.exchange(pipeline, peer)
         let stream = ScriptedStream()
-        pipeline.answerHeld(Self.streamed(stream))
+        pipeline.answerHeld(streamed(stream))
         HTTP2DriverTests.exchange(pipeline, peer)
+        return (pipeline, peer, streamID, stream)
+    }
+
+    @Test func http2SendsEventsAsDataFramesOnItsStreamAndEndsItCleanlyWhenDraining() throws {
+        let (pipeline, peer, streamID, stream) = Self.http2Stream()
         #expect(peer.responses[streamID]?.status == 200 && peer.responses[streamID]?.complete != true)
         stream.push("id: 1\ndata: a\n\n")
         pipeline.queue.sync {}
@@ -127,13 +133,7 @@ import Testing
     }
 
     @Test func http2StreamThatIsCutIsResetWithCancel() throws {
-        let pipeline = FakePipeline()
-        let peer = HTTP2Peer()
-        let streamID = peer.request("GET", "/held")
-        HTTP2DriverTests.exchange(pipeline, peer)
-        let stream = ScriptedStream()
-        pipeline.answerHeld(Self.streamed(stream))
-        HTTP2DriverTests.exchange(pipeline, peer)
+        let (pipeline, peer, streamID, stream) = Self.http2Stream()
         stream.finish(.cut)
         pipeline.queue.sync {}
         HTTP2DriverTests.exchange(pipeline, peer)
