@@ -37,11 +37,13 @@ class EventParser:
 
     def __init__(self):
         self.buf = bytearray()
+        self.received = bytearray()  # every byte of the body, as it came
         self.events: list[Event] = []
         self.comments: list[tuple[float, str]] = []
         self.pending: list[bytes] = []
 
     def feed(self, data: bytes, at: float) -> None:
+        self.received += data
         self.buf += data
         while (end := self.buf.find(b"\n")) >= 0:
             line = bytes(self.buf[:end])
