@@ -264,10 +264,10 @@ def stream_headers(last_event_id) -> list[tuple[str, str]]:
 
 def subscribe(endpoint: Endpoint, path: str = "/getmaps/stream", last_event_id=None, headers=(),
               method: str = "GET", timeout: float = 10.0, conn: H2Conn | None = None,
-              rcvbuf: int | None = None) -> Subscription:
+              rcvbuf: int | None = None, version: str = "HTTP/1.1") -> Subscription:
     """Opens a feed stream and reads its head: over HTTP/2 when `endpoint` is an `H2Endpoint` (on `conn` when given,
     else on a connection of its own), else HTTP/1.1. An answer that is not a stream is read whole. `rcvbuf` sets
-    SO_RCVBUF (HTTP/1.1) before connecting."""
+    SO_RCVBUF (HTTP/1.1) before connecting; `version` may be HTTP/1.0."""
     fields = stream_headers(last_event_id) + list(headers)
     if isinstance(endpoint, H2Endpoint):
         owns = conn is None
@@ -289,7 +289,7 @@ def subscribe(endpoint: Endpoint, path: str = "/getmaps/stream", last_event_id=N
         raw.connect((endpoint.host, endpoint.port))
         sock = endpoint.tls_context.wrap_socket(raw, server_hostname="localhost") if endpoint.tls else raw
     conn = Conn(sock)
-    conn.send(build_request(method, path, headers=fields))
+    conn.send(build_request(method, path, headers=fields, version=version))
     head = conn.read_response(head_request=True, timeout=timeout)
     subscription = Subscription1(conn, head)
     if method == "HEAD":

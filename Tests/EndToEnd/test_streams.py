@@ -71,6 +71,18 @@ def test_a_stream_is_200_event_stream_and_each_event_is_the_feeds_row(stream_ser
         assert not sub.parser.partial and not sub.done
 
 
+def test_an_http10_stream_runs_to_the_close_without_chunks(plain_server, database_url, token):
+    position = settled_position(plain_server, database_url)
+    with subscribe(plain_server, "/getchatts/stream", last_event_id=position,
+                   version="HTTP/1.0") as sub:
+        assert sub.response.status == 200 and sub.response.says_close, sub.response
+        assert sub.response.header("Transfer-Encoding") is None and sub.response.header("Content-Length") is None
+        post(plain_server, f"{token}-old-client")
+        events = finish_with_sentinel(sub, plain_server, token, [f"{token}-old-client"])
+        assert [e.id for e in events] == following(position, 2)
+        check_events_are_feed_rows(events, plain_server, "chatts")
+
+
 # --- 2. snapshot, then resume from its Feed-Position ----------------------------------------------------
 
 @pytest.mark.parametrize("path", ["/getmaps/stream", "/getchatts/stream"])

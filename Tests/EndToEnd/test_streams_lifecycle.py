@@ -184,6 +184,8 @@ def test_a_subscriber_that_does_not_read_is_cut_and_costs_nothing(start_server, 
     finally:
         stuck.close()
         reader.close()
+        if h2:
+            conn.close()
 
 
 # --- 11. limits --------------------------------------------------------------------------------------------
