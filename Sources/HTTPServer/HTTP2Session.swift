@@ -222,7 +222,9 @@ final class HTTP2Session {
     func liveBodiesWoke() {
         for (stream, state) in streams where state.live != nil {
             // A stream held back (by the client's window or the output bound) is not pulled: ask whether it is cut.
-            if !state.hasBodyToSend, state.live?.next(limit: 0) == .cut { state.liveCut = true }
+            // Even one with bytes still to send: a window shut on part of an event leaves them there, and nghttp2
+            // then asks for no data, so this is the only place its cut is seen (else only the send deadline ends it).
+            if state.live?.next(limit: 0) == .cut { state.liveCut = true }
             nghttp2_session_resume_data(session, stream)
         }
         resetCutStreams()

@@ -30,6 +30,7 @@ from h2wire import over_h2
 from openapi_schema import resolve, validate
 from pgsupport import psql, with_database
 from processes import wait_until
+from sse import subscribe
 from wire import Response, build_request
 
 REPO = Path(__file__).resolve().parents[2]
@@ -189,15 +190,18 @@ def check_response(response: Response, spec_response: dict, head: bool, head_med
         assert value is not None or not header.get("required"), f"missing header {name}: {response!r}"
         if value is not None:
             validate(value, header["schema"], SPEC, f"header {name}")
-    assert len(response.headers_named("Content-Length")) == 1, response
     content = spec_response.get("content")
+    # An event stream lasts: no Content-Length (chunked over HTTP/1.1), for HEAD too.
+    streams = (head_media if head else media_type(response)) == EVENT_STREAM
+    assert len(response.headers_named("Content-Length")) == (0 if streams else 1), response
     if head:
         assert media_type(response) == head_media, response
         return
     if response.status == 304:
         assert response.body == b"", response
         return
-    assert int(response.header("Content-Length")) == len(response.body), response
+    if not streams:
+        assert int(response.header("Content-Length")) == len(response.body), response
     assert content, f"the spec documents no body for {response.status}, the server sent {response!r}"
     media = media_type(response)
     assert media in content, f"Content-Type {media} is not documented ({list(content)})"
@@ -209,13 +213,36 @@ def check_response(response: Response, spec_response: dict, head: bool, head_med
     validate(instance, content[media]["schema"], SPEC, "body")
 
 
+EVENT_STREAM = "text/event-stream"
+
+
+def is_stream(example: Example) -> bool:
+    """A GET whose documented answer is an event stream, which lasts until the server ends it."""
+    return example.method == "get" and EVENT_STREAM in example.response.get("content", {})
+
+
+def read_stream(server, parts, protocol: str) -> Response:
+    """A stream's head and body: to its end, or what came in its first half second (a live stream goes on)."""
+    method, target, _, headers = parts
+    with subscribe(over_h2(server) if protocol == "HTTP/2" else server, target, headers=headers,
+                   method=method) as sub:
+        response = sub.response
+        if response.status == 200:
+            sub.wait_end(0.5)
+            assert not sub.parser.partial or not sub.done, "a stream ended inside an event"
+            response.body = bytes(sub.parser.received)
+        return response
+
+
 @pytest.mark.parametrize("example, protocol", CASES)
 def test_example_request_gets_the_documented_response(request, example: Example, protocol):
     if example.optional and not RUN_OPTIONAL:
         pytest.skip("x-chatterd-optional: skipped by CHATTERD_OPENAPI_OPTIONAL=0")
     fixture = {"database-unavailable": "unavailable_server", None: "spec_server"}[example.condition]
     server = request.getfixturevalue(fixture)
-    if protocol == "HTTP/2":
+    if is_stream(example):
+        response = read_stream(server, example.parts, protocol)
+    elif protocol == "HTTP/2":
         method, target, body, headers = example.parts
         response = over_h2(server).request(method, target, body=body, headers=headers)
     else:
@@ -475,7 +502,10 @@ def test_registered_methods_a_path_does_not_serve_get_405_with_allow(spec_server
 def test_paths_in_the_spec_answer_exactly_the_documented_methods(spec_server, path):
     allowed = spec_methods(path)
     for method in (m.upper() for m in METHODS):
-        response = spec_server.request(method, path)
+        if method == "GET" and path.rstrip("/").endswith("/stream"):
+            response = read_stream(spec_server, (method, path, None, []), "HTTP/1.1")
+        else:
+            response = spec_server.request(method, path)
         if method in allowed:
             assert response.status not in (404, 405, 501), f"{method} {path}: {response!r}"
         else:

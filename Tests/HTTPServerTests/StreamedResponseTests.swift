@@ -141,4 +141,26 @@ import Testing
         #expect(stream.isClosed)
         #expect(!pipeline.isClosed, "only the stream goes")
     }
+
+    /// A client whose window shut with part of an event sent: the rest waits in the stream's record, nghttp2 asks
+    /// for no more data, and the cut must still be found when the stream wakes (not only at the send deadline).
+    @Test func http2StreamCutWhileItsWindowHoldsAnEventBackIsResetWithCancel() throws {
+        let pipeline = FakePipeline()
+        let peer = HTTP2Peer(initialWindow: 4, consumesData: false)
+        let streamID = peer.request("GET", "/held")
+        HTTP2DriverTests.exchange(pipeline, peer)
+        let stream = ScriptedStream()
+        pipeline.answerHeld(Self.streamed(stream))
+        HTTP2DriverTests.exchange(pipeline, peer)
+        stream.push("id: 1\ndata: a\n\n")
+        pipeline.queue.sync {}
+        HTTP2DriverTests.exchange(pipeline, peer)
+        #expect(peer.responses[streamID]?.body == Array("id: ".utf8), "the window lets four bytes through")
+        stream.finish(.cut)
+        pipeline.queue.sync {}
+        HTTP2DriverTests.exchange(pipeline, peer)
+        #expect(peer.responses[streamID]?.resetCode == NGHTTP2_CANCEL.rawValue)
+        #expect(stream.isClosed)
+        #expect(!pipeline.isClosed, "only the stream goes")
+    }
 }
