@@ -100,7 +100,8 @@ public final class ChattStreamHub: Sendable {
         let at = now()
         let wakes = state.withLock { state -> [@Sendable () -> Void] in
             guard at - state.lastAppend >= heartbeat - Self.tickInterval(heartbeat) else { return [] }
-            return state.appendEntry(EventLog.Entry(count: nil, maps: StreamEvent.heartbeat, chatts: StreamEvent.heartbeat), at: at)
+            let heartbeat = EventLog.Entry(count: nil, maps: StreamEvent.heartbeat, chatts: StreamEvent.heartbeat)
+            return state.appendEntries([heartbeat], at: at)
         }
         for wake in wakes { wake() }
         changed()
@@ -290,21 +291,21 @@ extension ChattStreamHub.State {
         _ chatts: [(count: Int64, chatt: StoredChatt)], upTo position: CommitPosition, at now: ContinuousClock.Instant
     ) -> [@Sendable () -> Void] {
         self.position = position
-        var wakes: [@Sendable () -> Void] = []
-        for (count, chatt) in chatts {
+        let entries = chatts.map { count, chatt in
             let at = CommitPosition(epoch: position.epoch, count: count)
-            let entry = EventLog.Entry(
+            return EventLog.Entry(
                 count: count, maps: StreamEvent.chatt(chatt, at: at, kind: .maps),
                 chatts: StreamEvent.chatt(chatt, at: at, kind: .chatts))
-            wakes += appendEntry(entry, at: now)
         }
-        return wakes
+        return appendEntries(entries, at: now)
     }
 
-    /// Appends `entry` to the log: the waiting subscribers to wake, and those it left behind, cut.
-    mutating func appendEntry(_ entry: EventLog.Entry, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+    /// Appends `entries` to the log: the waiting subscribers to wake, and those it left behind, cut. Every
+    /// subscriber is looked at once for the lot.
+    mutating func appendEntries(_ entries: [EventLog.Entry], at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+        guard !entries.isEmpty else { return [] }
         let first = log.firstSerial
-        log.append(entry)
+        for entry in entries { log.append(entry) }
         lastAppend = now
         var wakes: [@Sendable () -> Void] = []
         for subscription in subscribers.values {
