@@ -84,6 +84,27 @@ extension DatabaseTests {
             }
         }
 
+        @Test func anOpenEditHoldsUpNoPostAndMovesTheEpochAtItsCommit() async throws {
+            try await withRepository { repository, database throws in
+                try await repository.add(NewChatt(name: "n", message: "spam"))
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("DELETE FROM chatts WHERE message = 'spam'")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'mine')")
+                // Its own new row, edited before anyone saw it: no edit to tell anyone of.
+                _ = try psql.query("UPDATE chatts SET message = 'mine, edited' WHERE name = 'psql'")
+                let batch = try await repository.add(NewChatt(name: "n", message: "while it is open"))
+                #expect(batch.position == CommitPosition(epoch: 1, count: 2), "the open transaction held up nobody")
+                _ = try psql.query("COMMIT")
+                let committed = try await repository.committed(after: 0, limit: 10, before: .soon)
+                #expect(committed.position == CommitPosition(epoch: 2, count: 3), "one edit, one epoch")
+                #expect(committed.chatts.map(\.chatt.message) == ["while it is open", "mine, edited"])
+                // An edit that matched nothing changed nothing anyone saw.
+                _ = try database.column("UPDATE chatts SET message = 'x' WHERE false")
+                #expect(try await repository.version(before: .soon).position == committed.position)
+            }
+        }
+
         @Test func aRolledBackInsertGivesItsNumberBack() async throws {
             try await withRepository { repository, database throws in
                 let psql = try TestDatabase.plainConnection(database.conninfo())
