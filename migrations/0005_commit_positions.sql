@@ -6,8 +6,8 @@
 --
 -- chatterd numbers its own inserts in the inserting statement (ChattStore's ChattBatchInsert), the last before its
 -- commit, so it holds the lock only through the commit. Any other insert (psql, an older chatterd) leaves position
--- NULL, and a deferred trigger numbers the row at commit: a long-open transaction blocks nobody until it commits.
--- An UPDATE or DELETE takes the lock at once, and holds it, like every row lock, until its transaction ends.
+-- NULL, and a deferred trigger numbers the row at commit; an UPDATE or DELETE moves the epoch at its commit too. So
+-- a long-open psql transaction holds up nobody until it commits. (TRUNCATE locks the whole table anyway.)
 -- The migrator wraps this file in a transaction (no BEGIN/COMMIT here; BEGIN below is PL/pgSQL's block).
 
 -- Locks chatts (ACCESS EXCLUSIVE) before counting it, so no insert commits between the count and the numbering.
@@ -28,7 +28,7 @@ CREATE UNIQUE INDEX chatts_position_key ON chatts (position);
 
 -- Numbers, at commit, a row inserted (or set back to NULL) by anyone but chatterd. The row may be gone by then, or
 -- numbered already; its own transaction wrote it, so nobody else can change it meanwhile. The numbering UPDATE says
--- so in a transaction-local setting, so that it neither changes the epoch nor notifies an edit.
+-- so in a transaction-local setting, so that it does not notify an edit (nor does it move the epoch: see below).
 CREATE FUNCTION number_chatt() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -49,17 +49,23 @@ $$;
 CREATE CONSTRAINT TRIGGER chatts_number AFTER INSERT OR UPDATE ON chatts DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (NEW.position IS NULL) EXECUTE FUNCTION number_chatt();
 
+-- Once per transaction, however many rows it edits (a transaction-local setting remembers).
 CREATE FUNCTION advance_chatts_epoch() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF current_setting('chatterd.numbering', true) IS DISTINCT FROM 'on' THEN
+    IF current_setting('chatterd.epoch_advanced', true) IS DISTINCT FROM 'on' THEN
+        PERFORM set_config('chatterd.epoch_advanced', 'on', true);
         UPDATE chatts_clock SET epoch = epoch + 1;
     END IF;
     RETURN NULL;
 END;
 $$;
 
-CREATE TRIGGER chatts_epoch AFTER UPDATE OR DELETE OR TRUNCATE ON chatts
+-- Only rows others may have seen: a numbered one. The numbering UPDATE changes only rows not numbered yet, and a
+-- transaction editing its own new rows has shown them to nobody.
+CREATE CONSTRAINT TRIGGER chatts_epoch AFTER UPDATE OR DELETE ON chatts DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (OLD.position IS NOT NULL) EXECUTE FUNCTION advance_chatts_epoch();
+CREATE TRIGGER chatts_epoch_truncate AFTER TRUNCATE ON chatts
     FOR EACH STATEMENT EXECUTE FUNCTION advance_chatts_epoch();
 
 -- 0004's, but silent for the numbering UPDATE, which changes nothing a reader sees.

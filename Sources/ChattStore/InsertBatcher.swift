@@ -117,7 +117,8 @@ final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer`
     ) {
         Task(executorPreference: executor) { [self] in
             let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
-            let written = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) { [self] in
+            let chatts = batch.map(\.chatt)
+            let written = await ChattBatchInsert.write(chatts, announcingAs: origin, in: session) { [self] in
                 observe(.inserted(number))
                 perform(machine.batchInserted())
             }

@@ -60,7 +60,8 @@ extension DatabaseTests {
                     // Every read that names a version names the clock of its own snapshot.
                     #expect(try await repository.version(before: .soon).position == committed)
                     #expect(try await repository.fullRead().version.position == committed)
-                    #expect(try await repository.chatts(after: nil, limit: 1, before: .soon).version.position == committed)
+                    let delta = try await repository.chatts(after: nil, limit: 1, before: .soon)
+                    #expect(delta.version.position == committed)
                     return committed
                 }
                 #expect(try await position() == CommitPosition(epoch: 1, count: 0))
@@ -80,6 +81,27 @@ extension DatabaseTests {
                 _ = try database.column("UPDATE chatts SET position = NULL")
                 #expect(try database.column("SELECT position::text FROM chatts") == ["5"])
                 #expect(try await position() == CommitPosition(epoch: 5, count: 5))
+            }
+        }
+
+        @Test func anOpenEditHoldsUpNoPostAndMovesTheEpochAtItsCommit() async throws {
+            try await withRepository { repository, database throws in
+                try await repository.add(NewChatt(name: "n", message: "spam"))
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("DELETE FROM chatts WHERE message = 'spam'")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'mine')")
+                // Its own new row, edited before anyone saw it: no edit to tell anyone of.
+                _ = try psql.query("UPDATE chatts SET message = 'mine, edited' WHERE name = 'psql'")
+                let batch = try await repository.add(NewChatt(name: "n", message: "while it is open"))
+                #expect(batch.position == CommitPosition(epoch: 1, count: 2), "the open transaction held up nobody")
+                _ = try psql.query("COMMIT")
+                let committed = try await repository.committed(after: 0, limit: 10, before: .soon)
+                #expect(committed.position == CommitPosition(epoch: 2, count: 3), "one edit, one epoch")
+                #expect(committed.chatts.map(\.chatt.message) == ["while it is open", "mine, edited"])
+                // An edit that matched nothing changed nothing anyone saw.
+                _ = try database.column("UPDATE chatts SET message = 'x' WHERE false")
+                #expect(try await repository.version(before: .soon).position == committed.position)
             }
         }
 

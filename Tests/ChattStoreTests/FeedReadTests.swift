@@ -68,8 +68,8 @@ extension DatabaseTests {
         @Test func theChattsAfterAPositionComeWithTheStoreVersion() async throws {
             try await withRepository { repository, _ throws in
                 let empty = try await repository.chatts(after: nil, limit: 1000, before: .soon)
-                let origin = CommitPosition(epoch: 1, count: 0)
-                #expect(empty == ChattDelta(chatts: [], version: ChattsVersion(count: 0, lastSequence: 0, position: origin)))
+                let origin = ChattsVersion(count: 0, lastSequence: 0, position: CommitPosition(epoch: 1, count: 0))
+                #expect(empty == ChattDelta(chatts: [], version: origin))
                 for index in 0..<6 { try await repository.add(NewChatt(name: "n", message: "\(index)")) }
                 var rows: [SequencedChatt] = []
                 _ = try await repository.readChatts(before: .soon) { rows.append($0) }
