@@ -116,8 +116,12 @@ public final class ChattStreamHub: Sendable {
     /// that comes while one runs waits for the next to finish.
     func catchUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) {
         let leads = state.withLock { state -> Bool in
-            if state.reading { state.readAgain = true }
-            return !state.reading
+            if state.reading {
+                state.readAgain = true
+                return false
+            }
+            state.reading = true
+            return true
         }
         guard leads else {
             await withCheckedContinuation { continuation in
@@ -130,7 +134,6 @@ public final class ChattStreamHub: Sendable {
             }
             return
         }
-        state.withLock { $0.reading = true }
         var failure: RepositoryError?
         while true {
             let from = state.withLock { state -> Int64 in

@@ -258,3 +258,34 @@ import Testing
         #expect(log.size == 0 && log.firstSerial == 4 && log.serial(after: 0) == 4)
     }
 }
+
+/// Reads of the store that many callers ask for at once.
+@Suite struct ChattStreamHubReadTests {
+    @Test func callersThatComeWhileAReadRunsWaitForItAndAtMostOneMoreReadServesThemAll() async throws {
+        let store = ChattStreamHubTests.Store()
+        let gate = Locked<[CheckedContinuation<Void, Never>]>([])
+        let inFlight = Locked((now: 0, most: 0))
+        let hub = ChattStreamHub(read: { count, limit, deadline throws(RepositoryError) in
+            inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            await withCheckedContinuation { continuation in gate.withLock { $0.append(continuation) } }
+            inFlight.withLock { $0.now -= 1 }
+            return try await store.read(count, limit, deadline)
+        })
+        let far = ContinuousClock.now + .seconds(3600)
+        async let first: Void = hub.catchUp(before: far)
+        async let second: Void = hub.catchUp(before: far)
+        async let third: Void = hub.catchUp(before: far)
+        // Open the gate for each read as it comes, until all three callers are done.
+        let opener = Task {
+            while !Task.isCancelled {
+                for waiting in gate.withLock({ gate in defer { gate = [] }; return gate }) { waiting.resume() }
+                await Task.yield()
+            }
+        }
+        _ = try await (first, second, third)
+        opener.cancel()
+        #expect(inFlight.withLock { $0.most } == 1, "one read at a time")
+        #expect(store.state.withLock { $0.reads } <= 2, "the callers that came while it ran share the next")
+        #expect(hub.state.withLock { $0.position } == store.position)
+    }
+}
