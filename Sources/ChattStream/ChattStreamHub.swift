@@ -47,6 +47,8 @@ public final class ChattStreamHub: Sendable {
     private let read: Read
     /// The most chatts one read of the store takes, and the most a resuming client is sent from the store.
     let readLimit: Int
+    /// The chatts before the current end the log starts with.
+    let backfill: Int
     /// The longest a stream goes without a byte.
     public let heartbeat: Duration
     /// How long a read of the store may take.
@@ -63,6 +65,8 @@ public final class ChattStreamHub: Sendable {
     ) {
         self.read = read
         self.readLimit = readLimit
+        // As many as fit in the log, at about 400 bytes an event of both feeds.
+        backfill = max(1, min(1_000, readLimit, capacity / 400 / 2))
         self.heartbeat = heartbeat
         self.patience = patience
         self.now = now
@@ -141,9 +145,15 @@ public final class ChattStreamHub: Sendable {
                 return state.position?.count ?? .max
             }
             do throws(RepositoryError) {
-                let rows = try await read(from, state.withLock { $0.position == nil } ? 0 : readLimit, deadline)
-                let (more, wakes) = state.withLock { $0.apply(rows, limit: readLimit, at: now()) }
-                for wake in wakes { wake() }
+                let more: Bool
+                if from == .max {
+                    more = try await start(before: deadline)
+                } else {
+                    let rows = try await read(from, readLimit, deadline)
+                    let (left, wakes) = state.withLock { $0.apply(rows, limit: readLimit, at: now()) }
+                    for wake in wakes { wake() }
+                    more = left
+                }
                 if more || state.withLock({ $0.readAgain }) { continue }
             } catch {
                 failure = error
@@ -157,6 +167,31 @@ public final class ChattStreamHub: Sendable {
         }
         for reader in readers { reader.resume() }
         if let failure { throw failure }
+    }
+
+    /// The first reads: where the store stands, then the log filled with the last `backfill` chatts before it,
+    /// so that clients resuming after a restart are served from the log rather than each from the store.
+    /// Whether more may be waiting.
+    private func start(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> Bool {
+        let end = try await read(.max, 0, deadline).position
+        let from = max(0, end.count - Int64(backfill))
+        let rows = try await read(from, readLimit, deadline)
+        return state.withLock { state in
+            guard state.position == nil else { return false }
+            guard rows.position.epoch == end.epoch else {
+                // Edited in between: start at the end, with nothing to resume from.
+                state.position = rows.position
+                state.log.restart(from: rows.position.count)
+                return false
+            }
+            // The log holds every chatt after `from`: all of them up to where the store stands when the read
+            // is whole, else up to the last one read, and the next read goes on from there.
+            let upTo = rows.chatts.count < readLimit ? rows.position.count : rows.chatts.last?.count ?? from
+            state.position = CommitPosition(epoch: end.epoch, count: from)
+            state.log.restart(from: from)
+            _ = state.append(rows.chatts, upTo: CommitPosition(epoch: end.epoch, count: upTo), at: now())
+            return rows.chatts.count >= readLimit
+        }
     }
 
     // MARK: - Subscribers

@@ -149,6 +149,19 @@ import Testing
         #expect(Self.ids(Self.drain(near).text) == ["1-7"])
     }
 
+    @Test func aNewHubStartsWithTheLatestChattsInItsLogSoClientsResumingAfterARestartNeedNoReadOfTheirOwn() async throws {
+        for index in 0..<5 { store.commit("r\(index)") }
+        let hub = hub(capacity: 4_000)
+        let subscription = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 2), before: Self.far)
+        let reads = store.state.withLock { $0.reads }
+        #expect(reads == 2, "where the store stands, then the chatts before it: no read for the client")
+        subscription.open(wake: {})
+        #expect(Self.ids(Self.drain(subscription).text) == ["1-3", "1-4", "1-5"])
+        let fresh = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        fresh.open(wake: {})
+        #expect(Self.drain(fresh).text.isEmpty, "without a position: from the end, not the backfill")
+    }
+
     @Test func aClientTooFarBehindOrOfAnotherEpochIsResetAndItsStreamEnds() async throws {
         let hub = hub(capacity: 300, readLimit: 2)
         _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
@@ -272,16 +285,19 @@ import Testing
             return try await store.read(count, limit, deadline)
         })
         let far = ContinuousClock.now + .seconds(3600)
-        async let first: Void = hub.catchUp(before: far)
-        async let second: Void = hub.catchUp(before: far)
-        async let third: Void = hub.catchUp(before: far)
-        // Open the gate for each read as it comes, until all three callers are done.
+        // Open the gate for each read as it comes, until the callers are done.
         let opener = Task {
             while !Task.isCancelled {
                 for waiting in gate.withLock({ gate in defer { gate = [] }; return gate }) { waiting.resume() }
                 await Task.yield()
             }
         }
+        try await hub.catchUp(before: far)  // the first: where the store stands, and the log filled
+        store.commit("new")
+        store.state.withLock { $0.reads = 0 }
+        async let first: Void = hub.catchUp(before: far)
+        async let second: Void = hub.catchUp(before: far)
+        async let third: Void = hub.catchUp(before: far)
         _ = try await (first, second, third)
         opener.cancel()
         #expect(inFlight.withLock { $0.most } == 1, "one read at a time")
