@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+import Synchronization
 
 /// One client connection, and the only caller of its opening machine and its protocol driver. Events come from
 /// outside: the socket's readiness and the timer (through its `ConnectionIO`), a handler's answer (through its
@@ -31,6 +32,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private var readWaitsForWritable = false
     /// The last write found the socket full; the next waits until it is writable.
     private var writeBlocked = false
+    /// A `streamWoke` is queued and has not begun: further wakes until it does are the same turn (an HTTP/2
+    /// connection's streams all wake at each event of a feed, and one turn pulls every stream).
+    private let wakeQueued = Atomic<Bool>(false)
     /// Reads in one turn on the queue before the connection steps aside (readiness is edge-triggered, so it
     /// queues its next turn itself).
     static let readsPerTurn = 4
@@ -291,7 +295,12 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         // Weak: a stream that outlives the connection must not keep it.
         let wake: @Sendable () -> Void = { [weak self, queue] in
             guard let connection = self else { return }
-            queue.async { connection.streamWoke() }
+            guard !connection.wakeQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            queue.async {
+                // Cleared before the turn: a wake from here on may find something this turn does not.
+                connection.wakeQueued.store(false, ordering: .releasing)
+                connection.streamWoke()
+            }
         }
         let driver: any ProtocolDriver =
             http2
