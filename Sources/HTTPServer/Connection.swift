@@ -125,6 +125,13 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         proceed(driver.timerFired(at: now, output: &output))
     }
 
+    /// Its turn after a wake (see `WakeList`), on `queue`.
+    func wokenTurn() {
+        // Cleared before the turn: a wake from here on may find something this turn does not.
+        wakeQueued.store(false, ordering: .releasing)
+        streamWoke()
+    }
+
     /// A response's body stream has something new, back on `queue`.
     func streamWoke() {
         guard !closed, let driver else { return }
@@ -293,14 +300,10 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             prefix: environment.requestIDPrefix, connectionID: id, identity: identity,
             observe: environment.handler.observe)
         // Weak: a stream that outlives the connection must not keep it.
-        let wake: @Sendable () -> Void = { [weak self, queue] in
+        let wake: @Sendable () -> Void = { [weak self, wakes = locals.wakes] in
             guard let connection = self else { return }
             guard !connection.wakeQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            queue.async {
-                // Cleared before the turn: a wake from here on may find something this turn does not.
-                connection.wakeQueued.store(false, ordering: .releasing)
-                connection.streamWoke()
-            }
+            wakes.add(connection)
         }
         let driver: any ProtocolDriver =
             http2
