@@ -46,8 +46,11 @@ bench_fanout() {
     local pid
     # Each process needs a descriptor per connection: raise the soft limit to the hard one (inherited by both).
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-    (( $(ulimit -n) >= BENCH_FANOUT_SUBSCRIBERS + 512 )) \
-        || die "fanout needs ulimit -n ≥ $(( BENCH_FANOUT_SUBSCRIBERS + 512 )) (have $(ulimit -n), hard $(ulimit -Hn))"
+    if (( $(ulimit -n) < BENCH_FANOUT_SUBSCRIBERS + 512 )); then
+        warn "fanout skipped: it needs ulimit -n ≥ $(( BENCH_FANOUT_SUBSCRIBERS + 512 )) (hard limit $(ulimit -Hn));" \
+            "raise the hard limit or pass a smaller --subscribers"
+        return 0
+    fi
     local rate=(--rate "$BENCH_FANOUT_RATE" --duration "$BENCH_DURATION")
 
     _fanout_chatterd "$BENCH_OUT/chatterd-fanout.log"
