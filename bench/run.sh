@@ -6,19 +6,23 @@
 # (and keeps every tool's output there).
 #
 # Usage: bench/run.sh [--rows N] [--duration S] [--connections C] [--threads T] [--only LIST]
+#                     [--subscribers N] [--rate R]
 #   --rows N         chatts seeded before the run (default 1000; 10000 and 100000 work too)
 #   --duration S     seconds per scenario (default 10)
 #   --connections C  wrk, h2load and pgbench clients (default 64); --threads T: their threads (default 2)
+#   --subscribers N  fanout: feed stream subscribers (default 10000); --rate R: its posts a second (default 10)
 #   --only LIST      scenarios to run, comma-separated (default all); each brings its baseline along (post
 #                    brings post-rejected, post-lone and pgbench-c1; post-lone brings pgbench-c1; mix brings
 #                    getmaps-gzip, getmaps-gzip-end, post, post-rejected and pgbench; mix-open brings mix alone):
 #                    tiny getmaps getmaps-gzip getmaps-conns post-rejected post post-lone mix getmaps-gzip-end
-#                    mix-open bulk-insert h2-tiny h2-getmaps h2-getmaps-gzip
+#                    mix-open bulk-insert fanout h2-tiny h2-getmaps h2-getmaps-gzip
 #                    nginx-tiny-1w nginx-tiny nginx-getmaps nginx-getmaps-gzip pgbench pgbench-c1
 #                    nginx-h2-tiny-1w nginx-h2-getmaps nginx-h2-getmaps-gzip
 #                    (post-lone: one client posting, wrk -t1 -c1; mix-open: the mix offered at a fixed rate,
 #                    half the closed-loop mix's, by bench/lib/open_loop.py; bulk-insert: N chatts inserted by
-#                    psql under a chatterd of its own, then read: its RSS, bench/lib/bulk.sh)
+#                    psql under a chatterd of its own, then read: its RSS, bench/lib/bulk.sh; fanout: the live
+#                    feed to --subscribers TLS subscribers while one client posts --rate a second, under chatterds
+#                    of its own, and nginx holding as many idle TLS connections, bench/lib/fanout.sh)
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
 
@@ -29,7 +33,7 @@ for lib in scripts/lib/common.sh scripts/lib/deps.sh scripts/lib/postgres.sh ben
     source "$lib"
 done
 
-usage() { sed -n '8,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 BENCH_ROWS=1000 BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_THREADS=2 only=''
 command_line="bench/run.sh${*:+ $*}"
@@ -41,13 +45,17 @@ while (( $# > 0 )); do
         --connections) BENCH_CONNECTIONS=${2:-}; shift 2 ;;
         --threads) BENCH_THREADS=${2:-}; shift 2 ;;
         --only) only=${2:-}; shift 2 ;;
+        --subscribers) BENCH_FANOUT_SUBSCRIBERS=${2:-}; shift 2 ;;
+        --rate) BENCH_FANOUT_RATE=${2:-}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
 done
-for n in "$BENCH_ROWS" "$BENCH_DURATION" "$BENCH_CONNECTIONS" "$BENCH_THREADS"; do
+for n in "$BENCH_ROWS" "$BENCH_DURATION" "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_FANOUT_SUBSCRIBERS"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "not a positive whole number: '$n'"
 done
+[[ $BENCH_FANOUT_RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ ! $BENCH_FANOUT_RATE =~ ^0+(\.0+)?$ ]] \
+    || die "--rate must be a positive number: '$BENCH_FANOUT_RATE'"
 (( BENCH_CONNECTIONS >= BENCH_THREADS )) || die "--connections must be at least --threads (wrk needs one per thread)"
 bench_select "$only"
 

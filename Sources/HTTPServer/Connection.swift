@@ -1,6 +1,6 @@
 import Dispatch
 import HTTPCore
-import Locking
+import Synchronization
 
 /// One client connection, and the only caller of its opening machine and its protocol driver. Events come from
 /// outside: the socket's readiness and the timer (through its `ConnectionIO`), a handler's answer (through its
@@ -32,9 +32,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private var readWaitsForWritable = false
     /// The last write found the socket full; the next waits until it is writable.
     private var writeBlocked = false
-    /// A body stream's wake is queued and not yet taken: more wakes meanwhile (one per HTTP/2 stream, say) are
-    /// the same turn. Set from any thread.
-    private let streamWakeQueued = Locked(false)
+    /// A `streamWoke` is queued and has not begun: further wakes until it does are the same turn (an HTTP/2
+    /// connection's streams all wake at each event of a feed, and one turn pulls every stream).
+    private let wakeQueued = Atomic<Bool>(false)
     /// Reads in one turn on the queue before the connection steps aside (readiness is edge-triggered, so it
     /// queues its next turn itself).
     static let readsPerTurn = 4
@@ -125,9 +125,15 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         proceed(driver.timerFired(at: now, output: &output))
     }
 
+    /// Its turn after a wake (see `WakeList`), on `queue`.
+    func wokenTurn() {
+        // Cleared before the turn: a wake from here on may find something this turn does not.
+        wakeQueued.store(false, ordering: .releasing)
+        streamWoke()
+    }
+
     /// A response's body stream has something new, back on `queue`.
     func streamWoke() {
-        streamWakeQueued.withLock { $0 = false }
         guard !closed, let driver else { return }
         proceed(driver.streamWoke(at: clock(), output: &output))
     }
@@ -294,11 +300,10 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             prefix: environment.requestIDPrefix, connectionID: id, identity: identity,
             observe: environment.handler.observe)
         // Weak: a stream that outlives the connection must not keep it.
-        let wake: @Sendable () -> Void = { [weak self, queue] in
-            guard let connection = self,
-                connection.streamWakeQueued.withLock({ queued in defer { queued = true }; return !queued })
-            else { return }
-            queue.async { connection.streamWoke() }
+        let wake: @Sendable () -> Void = { [weak self, wakes = locals.wakes] in
+            guard let connection = self else { return }
+            guard !connection.wakeQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            wakes.add(connection)
         }
         let driver: any ProtocolDriver =
             http2

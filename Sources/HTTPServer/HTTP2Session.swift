@@ -68,7 +68,10 @@ final class HTTP2Session {
         nghttp2_option_set_stream_reset_rate_limit(option, configuration.resetBurst, configuration.resetsPerSecond)
         // Closed streams are not kept for the RFC 7540 priority tree (RFC 9113 deprecates it).
         nghttp2_option_set_no_closed_streams(option, 1)
-        nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        // Large blocks (the 16 KiB outbound frame buffer) in pages of their own: an idle or feed-stream connection
+        // touches only the first (see CNGHTTP2_paged_mem).
+        nghttp2_session_server_new3(
+            &session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option, CNGHTTP2_paged_mem())
         var settings = [
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),

@@ -50,4 +50,5 @@ bench_report() {
         -v held="${BENCH_HELD:-}" -v bulk="${BENCH_BULK:-}" -v open="${BENCH_OPEN:-}" \
         -v open_rate="${BENCH_OPEN_RATE:-0}" -v mix_rps="${BENCH_OPEN_MIX_RPS:-0}" \
         -f bench/lib/report.awk "$BENCH_RESULTS"
+    bench_fanout_report
 }

@@ -10,10 +10,11 @@
 # it; getmaps-gzip-end reads the feed as the mix left it (it grew by the mix's posts), so the mix can be held to
 # the GET rate at both sizes. mix-open offers the mix at a fixed rate, half the closed-loop mix's over TLS in the
 # same run (bench/lib/open_loop.py); bulk-insert is another writer's bulk insert under a chatterd of its own
-# (bench/lib/bulk.sh).
+# (bench/lib/bulk.sh); fanout is the live feed fanned out to many TLS subscribers under chatterds of its own, with
+# nginx holding as many idle TLS connections beside it (bench/lib/fanout.sh).
 BENCH_SCENARIOS=(nginx-tiny-1w tiny nginx-h2-tiny-1w h2-tiny nginx-tiny nginx-getmaps getmaps nginx-h2-getmaps
     h2-getmaps nginx-getmaps-gzip getmaps-gzip nginx-h2-getmaps-gzip h2-getmaps-gzip getmaps-conns pgbench
-    pgbench-c1 post-lone post-rejected post mix getmaps-gzip-end mix-open bulk-insert)
+    pgbench-c1 post-lone post-rejected post mix getmaps-gzip-end mix-open bulk-insert fanout)
 
 # The iOS app's Accept-Encoding.
 BENCH_IOS_ENCODING='Accept-Encoding: gzip, deflate, br'
@@ -41,7 +42,7 @@ bench_baseline_of() {
 bench_transports_of() {
     case $1 in
         h2-* | nginx-h2-*) echo h2 ;;
-        pgbench | pgbench-c1 | getmaps-conns | mix-open | bulk-insert) echo tls ;;
+        pgbench | pgbench-c1 | getmaps-conns | mix-open | bulk-insert | fanout) echo tls ;;
         *) echo tls plain ;;
     esac
 }
@@ -98,6 +99,7 @@ bench_run() {
         mix-open) bench_mix_open "$name" "$transport" "$pid" "$chatterd"
             bench_db_reset ;;
         bulk-insert) bench_bulk_insert ;;
+        fanout) bench_fanout ;;
         h2-tiny) bench_h2load "$name" "$pid" "$c" "$chatterd/healthz" ;;
         h2-getmaps) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" ;;
         h2-getmaps-gzip) bench_h2load "$name" "$pid" "$c" "$chatterd/getmaps" -H "$BENCH_IOS_ENCODING" ;;
@@ -135,7 +137,7 @@ bench_run_all() {
     for group in 'nginx-tiny-1w tiny' 'nginx-h2-tiny-1w h2-tiny' nginx-tiny 'nginx-getmaps getmaps' \
         'nginx-h2-getmaps h2-getmaps' 'nginx-getmaps-gzip getmaps-gzip' 'nginx-h2-getmaps-gzip h2-getmaps-gzip' \
         getmaps-conns pgbench 'pgbench-c1 post-lone' 'post-rejected post' 'mix getmaps-gzip-end' mix-open \
-        bulk-insert; do
+        bulk-insert fanout; do
         for transport in tls plain h2; do
             for name in $group; do
                 if [[ " $(bench_transports_of "$name") " == *" $transport "* ]]; then
