@@ -340,7 +340,9 @@ extension ChattStreamHub.State {
 
     /// Appends `entries` to the log: the waiting subscribers to wake, and those it left behind, cut. Every
     /// subscriber is looked at once for the lot.
-    mutating func appendEntries(_ entries: [EventLog.Entry], at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+    mutating func appendEntries(
+        _ entries: [EventLog.Entry], at now: ContinuousClock.Instant
+    ) -> [@Sendable () -> Void] {
         guard !entries.isEmpty else { return [] }
         let first = log.firstSerial
         for entry in entries { log.append(entry) }

@@ -209,7 +209,8 @@ struct HTTP1ConnectionMachine {
     mutating func timerFired(at now: Instant) -> Actions {
         timer.fired()
         let timeouts = timeouts
-        if state == .reading || state == .writing || state == .streaming, rateWindow?.check(at: now, timeouts) == .missed {
+        let measured = state == .reading || state == .writing || state == .streaming
+        if measured, rateWindow?.check(at: now, timeouts) == .missed {
             return tooSlow(at: now)
         }
         guard deadline <= now else { return updatedDeadline(Actions()) }

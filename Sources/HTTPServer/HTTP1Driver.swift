@@ -55,7 +55,8 @@ final class HTTP1Driver: ProtocolDriver {
             var step = perform(machine.outputDrained(at: now), at: now, output: &output)
             step.merge(pull(at: now, output: &output))
             return step
-        case .blocked(let written): return perform(machine.writeBlocked(written: written, at: now), at: now, output: &output)
+        case .blocked(let written):
+            return perform(machine.writeBlocked(written: written, at: now), at: now, output: &output)
         case .failed: return DriverStep(ending: .close(.socketError))
         }
     }
