@@ -44,7 +44,7 @@ public final class ChattStreamHub: Sendable {
     }
 
     let state: Locked<State>
-    private let read: Read
+    let read: Read
     /// The most chatts one read of the store takes, and the most a resuming client is sent from the store.
     let readLimit: Int
     /// The chatts before the current end the log starts with.
@@ -53,7 +53,7 @@ public final class ChattStreamHub: Sendable {
     public let heartbeat: Duration
     /// How long a read of the store may take.
     let patience: Duration
-    private let now: @Sendable () -> ContinuousClock.Instant
+    let now: @Sendable () -> ContinuousClock.Instant
 
     /// - Parameters:
     ///   - read: reads committed chatts from the store (see `Read`).
@@ -191,181 +191,6 @@ public final class ChattStreamHub: Sendable {
             state.log.restart(from: from)
             _ = state.append(rows.chatts, upTo: CommitPosition(epoch: end.epoch, count: upTo), at: now())
             return rows.chatts.count >= readLimit
-        }
-    }
-
-    // MARK: - Subscribers
-
-    /// A subscription for a client that has every chatt up to `after` (nil: starting at the current end). One
-    /// the stream cannot go on from gets the reset event. Fails when the store cannot be read by `deadline`.
-    public func subscribe(
-        _ kind: ChattFeed.Kind, after: CommitPosition?, before deadline: ContinuousClock.Instant
-    ) async throws(RepositoryError) -> StreamSubscription {
-        // A position ahead of the hub (another process, or a feed read newer than the hub's) needs a read first;
-        // after one read, the position is one the hub cannot go on from.
-        var readFirst = state.withLock { $0.position == nil }
-        for _ in 0..<3 {
-            if readFirst { try await catchUp(before: deadline) }
-            switch state.withLock({ $0.place(after) }) {
-            case .at(let serial):
-                return StreamSubscription(hub: self, kind: kind, cursor: serial, resetDue: false)
-            case .ahead where !readFirst:
-                readFirst = true
-            case .ahead, .unknown:
-                return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
-            case .behind(let position):
-                if let subscription = try await resume(kind, from: position, before: deadline) { return subscription }
-                readFirst = true
-            }
-        }
-        return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
-    }
-
-    /// A subscription for a client behind what the log reaches: the chatts after `position` read from the store
-    /// (at most `readLimit` of them, else it is reset), then the log from where that read stopped; nil when the
-    /// hub has not reached that point yet, or has gone past what its log keeps.
-    private func resume(
-        _ kind: ChattFeed.Kind, from position: CommitPosition, before deadline: ContinuousClock.Instant
-    ) async throws(RepositoryError) -> StreamSubscription? {
-        let rows = try await read(position.count, readLimit + 1, deadline)
-        guard rows.position.epoch == position.epoch, rows.chatts.count <= readLimit else {
-            return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
-        }
-        var backlog: [UInt8] = []
-        for (count, chatt) in rows.chatts {
-            backlog += StreamEvent.chatt(chatt, at: CommitPosition(epoch: position.epoch, count: count), kind: kind)
-        }
-        let joined = rows.position
-        guard case .at(let serial) = state.withLock({ $0.place(joined) }) else { return nil }
-        return StreamSubscription(hub: self, kind: kind, cursor: serial, backlog: HTTPBody(backlog), resetDue: false)
-    }
-
-    func register(_ subscription: StreamSubscription, wake: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            subscription.wake = wake
-            state.subscribers[ObjectIdentifier(subscription)] = subscription
-        }
-    }
-
-    func unregister(_ subscription: StreamSubscription) {
-        state.withLock { state in
-            subscription.isEnded = true
-            subscription.wake = nil
-            state.subscribers[ObjectIdentifier(subscription)] = nil
-        }
-    }
-
-    func pull(_ subscription: StreamSubscription, limit: Int) -> StreamPull {
-        state.withLock { state in
-            if subscription.isEnded { return .ended }
-            // A probe (the connection cannot take bytes now): only whether the subscriber was cut.
-            if limit <= 0 {
-                if !subscription.resetDue, subscription.cursor < state.log.firstSerial { subscription.isCut = true }
-                return subscription.isCut && !subscription.resetDue ? .cut : .idle
-            }
-            if subscription.resetDue {
-                subscription.isEnded = true
-                return .bytes(HTTPBody(StreamEvent.reset))
-            }
-            if subscription.isCut { return .cut }
-            if !subscription.backlog.isEmpty {
-                defer { subscription.backlog = HTTPBody() }
-                return .bytes(subscription.backlog)
-            }
-            guard let (body, next) = state.log.read(from: subscription.cursor, subscription.kind, limit: limit) else {
-                subscription.isCut = true
-                return .cut
-            }
-            subscription.cursor = next
-            guard body.isEmpty else { return .bytes(body) }
-            if subscription.cursor == state.log.endSerial { subscription.waiting = true }
-            return .idle
-        }
-    }
-}
-
-/// Where a client with every chatt up to a position joins the stream.
-enum Placement: Equatable {
-    /// At this serial of the log.
-    case at(UInt64)
-    /// Before what the log reaches, in the current epoch: its chatts since are read from the store.
-    case behind(CommitPosition)
-    /// Ahead of the hub (a newer epoch, or a higher count).
-    case ahead
-    /// Of an older epoch: it cannot go on.
-    case unknown
-}
-
-extension ChattStreamHub.State {
-    /// Where a client with every chatt up to `position` (nil: none wanted, it starts at the end) joins.
-    func place(_ position: CommitPosition?) -> Placement {
-        guard let current = self.position else { return .ahead }
-        guard let position else { return .at(log.endSerial) }
-        if position.epoch != current.epoch { return position.epoch > current.epoch ? .ahead : .unknown }
-        if position.count > current.count { return .ahead }
-        guard let serial = log.serial(after: position.count) else { return .behind(position) }
-        return .at(serial)
-    }
-
-    /// Takes in `rows`, read after the hub's count with at most `limit` rows asked: whether more may be waiting,
-    /// and the subscribers to wake. A first read sets where the stream stands; a new epoch resets everyone.
-    mutating func apply(_ rows: ChattStreamHub.Rows, limit: Int, at now: ContinuousClock.Instant)
-        -> (more: Bool, wakes: [@Sendable () -> Void])
-    {
-        guard let current = position, current.epoch == rows.position.epoch else {
-            let wakes = position == nil ? [] : resetAll()
-            position = rows.position
-            log.restart(from: rows.position.count)
-            return (false, wakes)
-        }
-        let fresh = rows.chatts.filter { $0.count > current.count }
-        let whole = rows.chatts.count < limit
-        let end = whole ? max(current.count, rows.position.count) : fresh.last?.count ?? current.count
-        return (!whole, append(fresh, upTo: CommitPosition(epoch: current.epoch, count: end), at: now))
-    }
-
-    /// Appends the events of `chatts` and moves the stream to `position`; the subscribers to wake.
-    mutating func append(
-        _ chatts: [(count: Int64, chatt: StoredChatt)], upTo position: CommitPosition, at now: ContinuousClock.Instant
-    ) -> [@Sendable () -> Void] {
-        self.position = position
-        let entries = chatts.map { count, chatt in
-            let at = CommitPosition(epoch: position.epoch, count: count)
-            return EventLog.Entry(
-                count: count, maps: StreamEvent.chatt(chatt, at: at, kind: .maps),
-                chatts: StreamEvent.chatt(chatt, at: at, kind: .chatts))
-        }
-        return appendEntries(entries, at: now)
-    }
-
-    /// Appends `entries` to the log: the waiting subscribers to wake, and those it left behind, cut. Every
-    /// subscriber is looked at once for the lot.
-    mutating func appendEntries(
-        _ entries: [EventLog.Entry], at now: ContinuousClock.Instant
-    ) -> [@Sendable () -> Void] {
-        guard !entries.isEmpty else { return [] }
-        let first = log.firstSerial
-        for entry in entries { log.append(entry) }
-        lastAppend = now
-        var wakes: [@Sendable () -> Void] = []
-        for subscription in subscribers.values {
-            if log.firstSerial > first, subscription.cursor < log.firstSerial, !subscription.isCut {
-                subscription.isCut = true
-            } else if !subscription.waiting {
-                continue
-            }
-            subscription.waiting = false
-            if let wake = subscription.wake { wakes.append(wake) }
-        }
-        return wakes
-    }
-
-    /// Every subscriber gets the reset event next; the subscribers to wake.
-    mutating func resetAll() -> [@Sendable () -> Void] {
-        subscribers.values.compactMap { subscription in
-            subscription.resetDue = true
-            subscription.waiting = false
-            return subscription.wake
         }
     }
 }
