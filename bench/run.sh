@@ -54,8 +54,9 @@ done
 for n in "$BENCH_ROWS" "$BENCH_DURATION" "$BENCH_CONNECTIONS" "$BENCH_THREADS" "$BENCH_FANOUT_SUBSCRIBERS"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "not a positive whole number: '$n'"
 done
-[[ $BENCH_FANOUT_RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ ! $BENCH_FANOUT_RATE =~ ^0+(\.0+)?$ ]] \
-    || die "--rate must be a positive number: '$BENCH_FANOUT_RATE'"
+if [[ ! $BENCH_FANOUT_RATE =~ ^[0-9]+(\.[0-9]+)?$ || $BENCH_FANOUT_RATE =~ ^0+(\.0+)?$ ]]; then
+    die "--rate must be a positive number: '$BENCH_FANOUT_RATE'"
+fi
 (( BENCH_CONNECTIONS >= BENCH_THREADS )) || die "--connections must be at least --threads (wrk needs one per thread)"
 bench_select "$only"
 
