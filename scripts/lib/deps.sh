@@ -28,8 +28,8 @@ _deps_find_pytest() {
 }
 
 # Prints the missing apt packages, one per line, that the build and a server from this checkout need: the C
-# libraries, pkg-config, openssl for certificates, curl for health checks, and a PostgreSQL server unless the
-# argument is --remote-database (else --local-database).
+# libraries, pkg-config, openssl for certificates, curl for health checks, Leaflet for /map, and a PostgreSQL
+# server unless the argument is --remote-database (else --local-database).
 _deps_missing_server() {
     [[ -f /usr/include/postgresql/libpq-fe.h ]] || echo libpq-dev
     [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
@@ -39,14 +39,15 @@ _deps_missing_server() {
     [[ ${1:-} == --remote-database ]] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
     command -v openssl >/dev/null 2>&1 || echo openssl
     command -v curl >/dev/null 2>&1 || echo curl
+    # Leaflet for /map: Debian's libjs-leaflet, which `serve --leaflet-dir` reads by default.
+    [[ -f /usr/share/javascript/leaflet/leaflet.js ]] || echo libjs-leaflet
 }
 
-# Prints the missing packages of everything: the server's, Leaflet for /map (Debian's libjs-leaflet, which
-# `serve --leaflet-dir` reads by default), the test tools (Python 3 with pytest and PyYAML), then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an
-# absolute path that must be executable (/usr/sbin is not in a normal user's PATH); PACKAGE defaults to CHECK.
+# Prints the missing packages of everything: the server's, the test tools (Python 3 with pytest and PyYAML),
+# then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an absolute path
+# that must be executable (/usr/sbin is not in a normal user's PATH); PACKAGE defaults to CHECK.
 _deps_missing() {
     _deps_missing_server --local-database
-    [[ -f /usr/share/javascript/leaflet/leaflet.js ]] || echo libjs-leaflet
     command -v python3 >/dev/null 2>&1 || echo python3
     _deps_find_pytest || printf '%s\n' python3-pytest python3-yaml
     local extra check
