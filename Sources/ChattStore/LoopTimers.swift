@@ -21,7 +21,8 @@ final class LoopTimers: @unchecked Sendable {  // touched only on `queue`
     init(queue: DispatchQueue) {
         self.queue = queue
         source = DispatchSource.makeTimerSource(queue: queue)
-        source.setEventHandler { [unowned self] in fire() }
+        // Weak: a firing queued as the timers go (freed on another thread) must find nothing.
+        source.setEventHandler { [weak self] in self?.fire() }
         source.activate()
     }
 

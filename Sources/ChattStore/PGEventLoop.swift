@@ -26,7 +26,7 @@ final class PGEventLoop: @unchecked Sendable {  // `handlers` is touched only on
         }
         queue.setSpecific(key: Self.identity, value: ObjectIdentifier(self))
         // A handler removed by an earlier event of the same batch is skipped.
-        set.start(on: queue) { [unowned self] event in handlers[event.data.fd]?() }
+        set.start(on: queue) { [weak self] event in self?.handlers[event.data.fd]?() }
     }
 
     private static let identity = DispatchSpecificKey<ObjectIdentifier>()

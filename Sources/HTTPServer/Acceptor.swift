@@ -46,7 +46,7 @@ final class Acceptor: @unchecked Sendable {  // all mutable state is touched onl
     /// Starts accepting. Call on `queue`.
     func start() {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: queue)
-        source.setEventHandler { [unowned self] in self.acceptPending() }
+        source.setEventHandler { [weak self] in self?.acceptPending() }
         let fd = listener.fd
         source.setCancelHandler { Glibc.close(fd) }
         self.source = source

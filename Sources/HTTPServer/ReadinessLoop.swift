@@ -28,7 +28,8 @@ final class ReadinessLoop: @unchecked Sendable {  // all mutable state is touche
     init(queue: DispatchQueue) throws(SyscallError) {
         self.queue = queue
         set = try EpollSet(batch: 128)
-        set.start(on: queue) { [unowned self] event in serve(event) }
+        // Weak: an event queued as the loop goes must find nothing, not a freed loop.
+        set.start(on: queue) { [weak self] event in self?.serve(event) }
     }
 
     /// Reports `fd`'s readiness to `client` from now on, until `remove`. Call on `queue`.

@@ -65,9 +65,16 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             reusePort: configuration.reusePort, maxUnsentBytes: configuration.maxUnsentBytesPerConnection)
         let acceptor = Acceptor(
             listener: listener, queue: controlQueue, logger: logger,
-            hasRoom: { [unowned self] in self.openConnectionCount < self.configuration.maxConnections },
-            open: { [unowned self] fd, peer in self.open(fd, peer: peer) },
-            makeRoom: { [unowned self] count, done in self.shed(upTo: count, then: done) })
+            // Weak: an accept queued as the server goes must find nothing, not a freed server.
+            hasRoom: { [weak self] in self.map { $0.openConnectionCount < $0.configuration.maxConnections } ?? false },
+            open: { [weak self] fd, peer in
+                guard let self else { return _ = Glibc.close(fd) }
+                self.open(fd, peer: peer)
+            },
+            makeRoom: { [weak self] count, done in
+                guard let self else { return done(false) }
+                self.shed(upTo: count, then: done)
+            })
         controlQueue.sync {
             self.acceptor = acceptor
             acceptor.start()
@@ -205,7 +212,10 @@ public final class Server: @unchecked Sendable {  // mutable state is in `connec
             case .armTimer(let deadline):
                 if shutdownTimer == nil {
                     let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-                    timer.setEventHandler { [unowned self] in self.perform(self.shutdown.timerFired(at: .now)) }
+                    timer.setEventHandler { [weak self] in
+                        guard let self else { return }
+                        self.perform(self.shutdown.timerFired(at: .now))
+                    }
                     timer.resume()
                     shutdownTimer = timer
                 }

@@ -28,7 +28,8 @@ public final class EpollSet: @unchecked Sendable {  // after `start`, touched on
     public func start(on queue: DispatchQueue, _ ready: @escaping (epoll_event) -> Void) {
         precondition(source == nil, "an epoll set is started once")
         let source = DispatchSource.makeReadSource(fileDescriptor: epoll, queue: queue)
-        source.setEventHandler { [unowned self] in takeReady(ready) }
+        // Weak: an event queued as the set goes (its owner freed on another thread) must find nothing.
+        source.setEventHandler { [weak self] in self?.takeReady(ready) }
         self.source = source
         source.resume()
     }
