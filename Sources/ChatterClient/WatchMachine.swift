@@ -15,7 +15,7 @@ public enum WatchAction: Equatable, Sendable {
     case fail(ClientError)
 }
 
-/// The reconnect decisions of `chatter watch` on the live-feed contract (issue 23): pure, no sockets, no clock.
+/// The reconnect decisions of `chatter watch` on the live-feed contract (docs/API.md): pure, no sockets, no clock.
 ///
 /// Handed each event (an answer, a stream item, a drop, a failure), it returns what to do. It keeps the last
 /// event id shown, so a new subscription resumes right after it: no gap, no repeat.

@@ -1,5 +1,5 @@
 """`chatter watch` run as a process: against a scripted event-stream server (drops, resets, refusals), and
-against the real chatterd's live feed (the contract of issue 23) when it has one."""
+against the real chatterd's live feed (the contract of docs/API.md) when it has one."""
 
 from __future__ import annotations
 

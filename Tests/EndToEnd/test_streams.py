@@ -1,4 +1,4 @@
-"""The live feed streams, `GET /getmaps/stream` and `GET /getchatts/stream` (docs/API.md, issue 23), on the shared
+"""The live feed streams, `GET /getmaps/stream` and `GET /getchatts/stream` (docs/API.md), on the shared
 servers over HTTP/1.1 (plain and TLS) and HTTP/2: the head, each event's bytes against the feed's row, resuming
 from a feed's `Feed-Position` and from an event's id (no gap, no duplicate, commit order even when a psql
 transaction commits after a later post), the reset for a position of an older epoch, and the requests refused.

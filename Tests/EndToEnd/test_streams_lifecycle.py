@@ -1,4 +1,4 @@
-"""The live feed streams across processes and under limits (docs/API.md, issue 23), each on chatterd processes of
+"""The live feed streams across processes and under limits (docs/API.md), each on chatterd processes of
 its own: two processes on one database, a restart with chatts committed by psql while chatterd is down, SIGTERM
 with streams open, heartbeats, a subscriber that stops reading (cut, memory bounded, the others unharmed), and
 streams under --max-connections and --keepalive-timeout. The shared servers' streams are test_streams.py's."""

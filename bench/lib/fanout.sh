@@ -77,7 +77,7 @@ bench_fanout() {
     stop_tracked_one "$pid"
 }
 
-# Prints the fan-out section of the report: a row per part, and the targets (issue 23).
+# Prints the fan-out section of the report: a row per part, and the targets (bench/RESULTS.md, "Live feed fan-out").
 bench_fanout_report() {
     [[ -n $BENCH_FANOUT ]] || return 0
     printf '\n## Live feed fan-out (GET /getmaps/stream, TLS; bench/lib/fanout.py)\n\n'
@@ -107,7 +107,7 @@ bench_fanout_report() {
         }
         END {
             print ""
-            print "| target (issue 23, 2 cores) | measured | |"
+            print "| target (2 cores) | measured | |"
             print "|---|---|---|"
             if (n > 0) {
                 # Met only at the rate offered (at least 90 % of it posted), with nothing lost.
