@@ -29,7 +29,7 @@ extension ChattStreamHub.State {
 
     /// Takes in `rows`, read after the hub's count with at most `limit` rows asked: whether more may be waiting,
     /// and the subscribers to wake. A first read sets where the stream stands; a new epoch resets everyone.
-    mutating func apply(_ rows: ChattStreamHub.Rows, limit: Int, at now: ContinuousClock.Instant)
+    mutating func apply(_ rows: CommittedChatts, limit: Int, at now: ContinuousClock.Instant)
         -> (more: Bool, wakes: [@Sendable () -> Void])
     {
         guard let current = position, current.epoch == rows.position.epoch else {
@@ -38,22 +38,23 @@ extension ChattStreamHub.State {
             log.restart(from: rows.position.count)
             return (false, wakes)
         }
-        let fresh = rows.chatts.filter { $0.count > current.count }
+        let fresh = rows.chatts.filter { $0.commit > current.count }
         let whole = rows.chatts.count < limit
-        let end = whole ? max(current.count, rows.position.count) : fresh.last?.count ?? current.count
+        let end = whole ? max(current.count, rows.position.count) : fresh.last?.commit ?? current.count
         return (!whole, append(fresh, upTo: CommitPosition(epoch: current.epoch, count: end), at: now))
     }
 
-    /// Appends the events of `chatts` and moves the stream to `position`; the subscribers to wake.
+    /// Appends the events of `chatts` (in commit order) and moves the stream to `position`; the subscribers to
+    /// wake.
     mutating func append(
-        _ chatts: [(count: Int64, chatt: StoredChatt)], upTo position: CommitPosition, at now: ContinuousClock.Instant
+        _ chatts: [SequencedChatt], upTo position: CommitPosition, at now: ContinuousClock.Instant
     ) -> [@Sendable () -> Void] {
         self.position = position
-        let entries = chatts.map { count, chatt in
-            let at = CommitPosition(epoch: position.epoch, count: count)
+        let entries = chatts.map { row in
+            let at = CommitPosition(epoch: position.epoch, count: row.commit)
             return EventLog.Entry(
-                count: count, maps: StreamEvent.chatt(chatt, at: at, kind: .maps),
-                chatts: StreamEvent.chatt(chatt, at: at, kind: .chatts))
+                count: row.commit, maps: StreamEvent.chatt(row.chatt, at: at, kind: .maps),
+                chatts: StreamEvent.chatt(row.chatt, at: at, kind: .chatts))
         }
         return appendEntries(entries, at: now)
     }

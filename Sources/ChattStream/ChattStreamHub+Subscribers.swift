@@ -40,8 +40,9 @@ extension ChattStreamHub {
             return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
         }
         var backlog: [UInt8] = []
-        for (count, chatt) in rows.chatts {
-            backlog += StreamEvent.chatt(chatt, at: CommitPosition(epoch: position.epoch, count: count), kind: kind)
+        for row in rows.chatts {
+            let at = CommitPosition(epoch: position.epoch, count: row.commit)
+            backlog += StreamEvent.chatt(row.chatt, at: at, kind: kind)
         }
         let joined = rows.position
         guard case .at(let serial) = state.withLock({ $0.place(joined) }) else { return nil }

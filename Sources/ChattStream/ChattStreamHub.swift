@@ -17,20 +17,10 @@ import Locking
 /// client holds more than the log's capacity. A heartbeat is one more entry of the log, appended when the log has
 /// been quiet for a while: one timer for every subscriber.
 public final class ChattStreamHub: Sendable {
-    /// Committed chatts after a count, in commit order, and the store's position when they were read.
-    public struct Rows: Sendable {
-        public var chatts: [(count: Int64, chatt: StoredChatt)]
-        public var position: CommitPosition
-
-        public init(chatts: [(count: Int64, chatt: StoredChatt)], position: CommitPosition) {
-            self.chatts = chatts
-            self.position = position
-        }
-    }
-
-    /// Reads at most `limit` chatts committed after `count`, with the store's position, by `deadline`.
+    /// Reads at most `limit` chatts committed after `count`, with the store's position, by `deadline`
+    /// (`ChattRepository.committed(after:limit:before:)`).
     public typealias Read = @Sendable (_ count: Int64, _ limit: Int, _ deadline: ContinuousClock.Instant)
-        async throws(RepositoryError) -> Rows
+        async throws(RepositoryError) -> CommittedChatts
 
     struct State {
         /// Where the stream stands; nil until the store was first read.
@@ -78,9 +68,12 @@ public final class ChattStreamHub: Sendable {
 
     // MARK: - What the store did
 
-    /// This process committed `chatts` (count and row, in commit order) right after `previous`, leaving the store
-    /// at `position`.
-    public func take(_ chatts: [(count: Int64, chatt: StoredChatt)], after previous: Int64, position: CommitPosition) {
+    /// A commit of this process, as the feeds took it in (nil: a post whose outcome is unknown): appended at once
+    /// when it follows the hub's count and nobody else's commit falls among its rows, else read from the store.
+    public func committed(_ batch: ChattBatch?) {
+        guard let batch, batch.isContiguous else { return changed() }
+        let (previous, position) = (batch.previous, batch.position)
+        let chatts = batch.chatts.sorted { $0.commit < $1.commit }
         let follows = state.withLock { state -> [@Sendable () -> Void]? in
             guard let current = state.position, current.epoch == position.epoch else { return nil }
             // The other posts of a batch bring it again; so may a read of the store that got there first.
@@ -186,7 +179,7 @@ public final class ChattStreamHub: Sendable {
             }
             // The log holds every chatt after `from`: all of them up to where the store stands when the read
             // is whole, else up to the last one read, and the next read goes on from there.
-            let upTo = rows.chatts.count < readLimit ? rows.position.count : rows.chatts.last?.count ?? from
+            let upTo = rows.chatts.count < readLimit ? rows.position.count : rows.chatts.last?.commit ?? from
             state.position = CommitPosition(epoch: end.epoch, count: from)
             state.log.restart(from: from)
             _ = state.append(rows.chatts, upTo: CommitPosition(epoch: end.epoch, count: upTo), at: now())

@@ -9,9 +9,7 @@ extension Chatterd {
     static func makeStreamHub(_ options: ServeOptions, repository: PostgresChattRepository) -> ChattStreamHub {
         ChattStreamHub(
             read: { count, limit, deadline throws(RepositoryError) in
-                let committed = try await repository.committed(after: count, limit: limit, before: deadline)
-                return ChattStreamHub.Rows(
-                    chatts: committed.chatts.map { ($0.commit, $0.chatt) }, position: committed.position)
+                try await repository.committed(after: count, limit: limit, before: deadline)
             },
             capacity: options.streamMaxUnsentBytes,
             // A heartbeat of nothing would tick without pause.
@@ -26,16 +24,6 @@ extension Chatterd {
         timer.setEventHandler { streams.tick() }
         timer.resume()
         return timer
-    }
-}
-
-extension ChattStreamHub {
-    /// A commit of this process, as the feeds took it in: appended when nobody else's commit falls among its
-    /// rows, else read from the store; a post whose outcome is unknown (nil) is looked for in the store.
-    func committed(_ batch: ChattBatch?) {
-        guard let batch, batch.isContiguous else { return changed() }
-        let chatts = batch.chatts.sorted { $0.commit < $1.commit }.map { (count: $0.commit, chatt: $0.chatt) }
-        take(chatts, after: batch.previous, position: batch.position)
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
     final class Store: Sendable {
         struct State {
             var epoch: Int64 = 1
-            var rows: [(count: Int64, chatt: StoredChatt)] = []
+            var rows: [SequencedChatt] = []
             var reads = 0
             var failing = false
         }
@@ -20,14 +20,15 @@ import Testing
 
         /// Commits `names` as one batch: their counts follow the last one.
         @discardableResult
-        func commit(_ names: String...) -> (chatts: [(count: Int64, chatt: StoredChatt)], previous: Int64, position: CommitPosition) {
+        func commit(_ names: String...) -> ChattBatch {
             state.withLock { state in
-                let previous = state.rows.last?.count ?? 0
+                let previous = state.rows.last?.commit ?? 0
                 let added = names.enumerated().map { offset, name in
-                    (count: previous + Int64(offset) + 1, chatt: Self.chatt(name))
+                    let commit = previous + Int64(offset) + 1
+                    return SequencedChatt(sequence: commit, chatt: Self.chatt(name), commit: commit)
                 }
                 state.rows += added
-                return (added, previous, CommitPosition(epoch: state.epoch, count: previous + Int64(names.count)))
+                return ChattBatch(added, epoch: state.epoch)
             }
         }
 
@@ -35,7 +36,7 @@ import Testing
         func edit() { state.withLock { $0.epoch += 1 } }
 
         var position: CommitPosition {
-            state.withLock { CommitPosition(epoch: $0.epoch, count: $0.rows.last?.count ?? 0) }
+            state.withLock { CommitPosition(epoch: $0.epoch, count: $0.rows.last?.commit ?? 0) }
         }
 
         var read: ChattStreamHub.Read {
@@ -43,10 +44,10 @@ import Testing
                 try state.withLock { state throws(RepositoryError) in
                     state.reads += 1
                     if state.failing { throw .unavailable("down") }
-                    let after = state.rows.filter { $0.count > count }.prefix(limit)
-                    return ChattStreamHub.Rows(
+                    let after = state.rows.filter { $0.commit > count }.prefix(limit)
+                    return CommittedChatts(
                         chatts: Array(after),
-                        position: CommitPosition(epoch: state.epoch, count: state.rows.last?.count ?? 0))
+                        position: CommitPosition(epoch: state.epoch, count: state.rows.last?.commit ?? 0))
                 }
             }
         }
@@ -100,7 +101,7 @@ import Testing
         chatts.open(wake: {})
         #expect(Self.drain(maps).last == .idle, "it starts at the end: the old chatt is not sent")
         let batch = store.commit("ann", "bob")
-        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        hub.committed(batch)
         #expect(wakes.count.withLock { $0 } == 1, "one wake for the batch")
         let sent = Self.drain(maps).text
         #expect(Self.ids(sent) == ["1-2", "1-3"])
@@ -118,11 +119,11 @@ import Testing
         store.commit("other")  // another writer's, not announced yet
         let ours = store.commit("mine")
         #expect(hub.state.withLock { $0.position?.count } == 0)
-        hub.take(ours.chatts, after: ours.previous, position: ours.position)
+        hub.committed(ours)
         #expect(Self.drain(subscription).text.isEmpty, "not before what came between is known")
         try await hub.catchUp(before: Self.far)
         #expect(Self.ids(Self.drain(subscription).text) == ["1-1", "1-2"])
-        hub.take(ours.chatts, after: ours.previous, position: ours.position)
+        hub.committed(ours)
         try await hub.catchUp(before: Self.far)
         #expect(Self.drain(subscription).text.isEmpty, "nothing twice")
     }
@@ -132,7 +133,7 @@ import Testing
         _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
         for name in ["a", "b", "c", "d", "e", "f"] {
             let batch = store.commit(name)
-            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+            hub.committed(batch)
         }
         let near = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 4), before: Self.far)
         near.open(wake: {})
@@ -144,7 +145,7 @@ import Testing
         #expect(store.state.withLock { $0.reads } == readsBefore + 1)
         #expect(Self.ids(Self.drain(far).text) == ["1-2", "1-3", "1-4", "1-5", "1-6"])
         let batch = store.commit("g")
-        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        hub.committed(batch)
         #expect(Self.ids(Self.drain(far).text) == ["1-7"])
         #expect(Self.ids(Self.drain(near).text) == ["1-7"])
     }
@@ -167,7 +168,7 @@ import Testing
         _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
         for name in ["a", "b", "c", "d"] {
             let batch = store.commit(name)
-            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+            hub.committed(batch)
         }
         for position in [CommitPosition(epoch: 1, count: 0), CommitPosition(epoch: 0, count: 4)] {
             let subscription = try await hub.subscribe(.chatts, after: position, before: Self.far)
@@ -191,7 +192,7 @@ import Testing
         let fresh = try await hub.subscribe(.maps, after: CommitPosition(epoch: 2, count: 0), before: Self.far)
         fresh.open(wake: {})
         let batch = store.commit("z")
-        hub.take(batch.chatts, after: batch.previous, position: batch.position)
+        hub.committed(batch)
         #expect(Self.ids(Self.drain(fresh).text) == ["2-1"])
     }
 
@@ -204,7 +205,7 @@ import Testing
         reader.open(wake: {})
         for index in 0..<40 {
             let batch = store.commit("n\(index)")
-            hub.take(batch.chatts, after: batch.previous, position: batch.position)
+            hub.committed(batch)
             _ = Self.drain(reader)
             #expect(hub.state.withLock { $0.log.size } <= 1_000)
         }
