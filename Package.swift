@@ -23,8 +23,9 @@ let package = Package(
 
         // A pthread-mutex-guarded value that ThreadSanitizer understands.
         .target(name: "Locking"),
-        // Swift tasks run on Dispatch queues rather than the cooperative pool; Swift deadlines as Dispatch times.
-        .target(name: "TaskExecution"),
+        // Swift tasks run on Dispatch queues rather than the cooperative pool; Swift deadlines as Dispatch times;
+        // single flights (work many callers wait for, done once).
+        .target(name: "TaskExecution", dependencies: ["Locking"]),
         // System calls with EINTR retried and every failure surfaced as an error; an epoll set reported on a queue.
         .target(name: "Syscalls", dependencies: ["CEpoll"]),
         // The byte classes HTTP and JSON share (digits, hex digits), and numbers written as digits.
@@ -90,6 +91,7 @@ let package = Package(
             path: "Tests/TestSupport"),
         .testTarget(name: "SyscallsTests", dependencies: ["Syscalls", "CEpoll", "Locking"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "TaskExecutionTests", dependencies: ["TaskExecution", "Locking"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
         .testTarget(name: "ChattStreamTests", dependencies: ["ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking"]),
