@@ -42,22 +42,26 @@ let package = Package(
             dependencies: ["ASCII", "HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
+        // The store's change log followed once for every view of the store (the feeds, the streams).
+        .target(name: "ChangeLog", dependencies: ["ChattModel", "Locking", "TaskExecution"]),
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
         .target(
-            name: "ChattFeed", dependencies: ["ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
+            name: "ChattFeed",
+            dependencies: ["ChangeLog", "ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
             name: "ChattAPI",
             dependencies: ["ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
         // The feed streams: commits in commit order, fanned out to every subscriber from one shared log.
-        .target(name: "ChattStream", dependencies: ["ChattModel", "ChattFeed", "HTTPCore", "Locking"]),
+        .target(name: "ChattStream", dependencies: ["ChangeLog", "ChattModel", "ChattFeed", "HTTPCore", "Locking"]),
         // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "Syscalls", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.
         .target(
             name: "ChatterdKit",
             dependencies: [
-                "HTTPServer", "HTTPCore", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "ChattStream", "Locking",
+                "HTTPServer", "HTTPCore", "ChangeLog", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "ChattStream",
+                "Locking",
                 "Logging",
                 "Syscalls", "CMalloc",
             ]),

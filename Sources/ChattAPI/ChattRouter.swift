@@ -24,21 +24,20 @@ public struct ChattRouter: Sendable {
 
     /// A router over `feed` and its repository; `metrics` renders `GET /metrics` (404 when nil); `postLimit` refuses
     /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
-    /// `ChattFeed.answer`); `now` is the clock in seconds that `/readyz` ages its outcome with (injected by tests); a
-    /// request that waits on the store longer than `patience` gets 503 (or a stale feed); requests that wait on the
-    /// store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by default).
+    /// `ChattFeed.answer`); a request that waits on the store longer than `patience` gets 503 (or a stale feed);
+    /// requests that wait on the store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by
+    /// default).
     public init(
         feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
         postLimit: PostRateLimiter? = nil, mapPage: MapPage = .unavailable,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
-        now: @escaping @Sendable () -> Double = PostRateLimiter.monotonicSeconds,
         patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil
     ) {
         self.postLimit = postLimit
         self.streams = streams.map { StreamEndpoint(hub: $0, patience: patience, executor: executor) }
         self.mapPage = mapPage
         let repository = feed.repository
-        let readiness = ReadinessCheck(now: now) { deadline in
+        let readiness = ReadinessCheck { deadline in
             do throws(RepositoryError) {
                 return .success(try await repository.ping(before: deadline))
             } catch {

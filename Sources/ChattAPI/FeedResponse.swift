@@ -7,8 +7,8 @@ import HTTPCore
 enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
-    /// Names the commit position of the whole feed an answer (or slice) was cut from: where a live stream
-    /// subscription resumes from (`Last-Event-ID`).
+    /// Names the position of the change log the whole feed an answer (or slice) was cut from shows: where a live
+    /// stream subscription resumes from (`Last-Event-ID`).
     static let positionHeader = "Feed-Position"
 
     /// The whole feed in the representation `request` prefers, or nil when that needs something not made yet (the
@@ -42,7 +42,7 @@ enum FeedResponse {
     /// (docs/API.md asks for Content-Type on every response); `Feed-Position` too, as it may have moved under
     /// the same bytes (an edit that changed nothing shown).
     private static func response(
-        to request: HTTPRequest, with representation: FeedRepresentation, at position: CommitPosition
+        to request: HTTPRequest, with representation: FeedRepresentation, at position: LogPosition
     ) -> HTTPResponse {
         let condition = EntityTagCondition(fieldValues: request.headers.values("If-None-Match"))
         let status: HTTPStatus = condition?.matches(representation.etag) == true ? .notModified : .ok

@@ -17,18 +17,20 @@ struct StreamEndpoint: Sendable {
         ("X-Accel-Buffering", "no"),
     ])
 
-    /// The position a request resumes from: nil without `Last-Event-ID` (or with an empty one, which a client
-    /// sends for "no event yet"); a malformed or repeated one is the request's error.
-    static func resumePosition(of request: HTTPRequest) throws(APIError) -> CommitPosition? {
+    /// Where a request resumes from: nil without `Last-Event-ID` (or with an empty one, which a client sends for
+    /// "no event yet"); a position of the log before ticks is one the stream cannot go on from (its client gets
+    /// the reset event); anything else malformed, or a repeated header, is the request's error.
+    static func resumePosition(of request: HTTPRequest) throws(APIError) -> StreamResume? {
         let values = request.headers.values("Last-Event-ID")
         guard values.count <= 1 else { throw .badRequest("repeated Last-Event-ID") }
         guard let value = values.first, !value.isEmpty else { return nil }
-        guard let position = CommitPosition(text: value) else { throw .badRequest("malformed Last-Event-ID") }
-        return position
+        if let position = LogPosition(text: value) { return .position(position) }
+        guard LogPosition.isFromBeforeTicks(value) else { throw .badRequest("malformed Last-Event-ID") }
+        return .fromBeforeTicks
     }
 
     func plan(_ kind: ChattFeed.Kind, _ request: HTTPRequest) -> ResponsePlan {
-        let position: CommitPosition?
+        let position: StreamResume?
         do {
             position = try Self.resumePosition(of: request)
         } catch {

@@ -87,19 +87,6 @@ final class FeedLineage: Sendable {
         }
     }
 
-    /// The version after `tip` whose rows after the settled ones are `rows` (all the store holds after
-    /// `tip.boundary`, in feed order), and its content hash; nil when `tip` is not the newest version.
-    func replacingTail(of tip: FeedTip, with rows: [SequencedChatt]) -> (tip: FeedTip, contentHash: UInt64)? {
-        settled.withLock { state in
-            guard state.tip.serial == tip.serial,
-                rows.allSatisfy({ row in tip.boundary.map { $0 < row.position } ?? true })
-            else { return nil }
-            let known = Set(tip.tail.map(\.sequence))
-            if rows.map(\.sequence) == tip.tail.map(\.sequence) { return (tip, Self.contentHash(state.hasher, tip)) }
-            return advance(&state, tail: rows, added: rows.count(where: { !known.contains($0.sequence) }))
-        }
-    }
-
     /// Settles all but the newest `tailRows + added` rows of `tail` and makes the next tip.
     private func advance(_ state: inout Settled, tail: [SequencedChatt], added: Int) -> (tip: FeedTip, contentHash: UInt64) {
         let keep = min(tail.count, Self.tailRows + added)
@@ -179,17 +166,14 @@ final class FeedLineage: Sendable {
 /// Encodes rows as a full read of the store delivers them, then starts the lineage they make.
 struct FeedLineageBuilder {
     let kind: ChattFeed.Kind
-    /// Whether the rows' sequence numbers are real, so the newest rows can form a tail.
-    let keepsTail: Bool
     private var bytes: [UInt8] = [UInt8(ascii: "[")]
     private var rowStarts: [Int] = []
     /// The newest rows read: the tail, and the row before it.
     private var recent: [SequencedChatt] = []
 
     /// A builder of `kind` rows; `capacity` is the body size expected (the last one's, for instance).
-    init(kind: ChattFeed.Kind, keepsTail: Bool, capacity: Int = 0) {
+    init(kind: ChattFeed.Kind, capacity: Int = 0) {
         self.kind = kind
-        self.keepsTail = keepsTail
         bytes.reserveCapacity(capacity)
     }
 
@@ -202,19 +186,13 @@ struct FeedLineageBuilder {
         if recent.count > FeedLineage.tailRows + 1 { recent.removeFirst() }
     }
 
-    /// The lineage of the rows read, which make up `version`, and its first tip.
-    consuming func finish(version: ChattsVersion) -> (lineage: FeedLineage, tip: FeedTip) {
+    /// The lineage of the rows read, and its first tip.
+    consuming func finish() -> (lineage: FeedLineage, tip: FeedTip) {
         let count = rowStarts.count
-        let tailCount = keepsTail ? min(FeedLineage.tailRows, count) : 0
+        let tailCount = min(FeedLineage.tailRows, count)
         let settledRows = count - tailCount
         let settledLength = tailCount == 0 ? bytes.count : (settledRows == 0 ? 1 : rowStarts[settledRows] - 1)
-        var boundary: FeedPosition?
-        if settledRows > 0, let last = recent.last {
-            // Without real sequence numbers, (last time, highest number) still sorts after every row held.
-            boundary = keepsTail
-                ? recent[recent.count - tailCount - 1].position
-                : FeedPosition(timestamp: last.chatt.timestamp, sequence: version.lastSequence)
-        }
+        let boundary = settledRows > 0 ? recent[recent.count - tailCount - 1].position : nil
         // The bytes read are the first segment, tail rows and all: the tip shows only their settled part.
         let settled = ByteSegments(bytes[0..<settledLength])
         let tip = FeedTip(

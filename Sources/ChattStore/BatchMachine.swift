@@ -4,22 +4,24 @@
 ///
 /// A batch starts when inserts wait, none is being written and fewer than `maximumInFlight` are in flight. It
 /// first borrows a connection, so that inserts arriving meanwhile join it, then takes up to `maximumBatchSize` of
-/// the oldest. Once its rows are inserted (its commit still on the way) the next batch may start. Settled batches
-/// are answered in the order they were taken, so answers follow the order of the rows.
+/// the oldest. Once its rows are inserted (its commit still on the way) the next batch may start; a batch that
+/// settles without saying so (it failed first) is taken as inserted then. Settled batches are answered in the
+/// order they were taken, so answers follow the order of the rows. The connection travels in the actions that use
+/// it, so the shell keeps none.
 ///
 /// An insert still queued `waitLimit` after it arrived gives up, even while every batch in flight is stuck. A
 /// batch's write gives up `writeLimit` after its oldest insert's wait would have ended.
-struct BatchMachine<Insert, Settled> {
+struct BatchMachine<Insert, Settled, Connection> {
     enum Action {
         /// Refuse the insert at once: too many wait.
         case refuse(Insert)
         /// Borrow a connection for the next batch, then report `connectionGranted` or `connectionRefused`.
         case leaseConnection
-        /// Write the batch numbered so on the connection just granted, giving up at the deadline; report
-        /// `batchInserted` once its rows are in and `batchSettled` once its outcome is known.
-        case write(number: Int, inserts: [Insert], deadline: ContinuousClock.Instant)
-        /// Give back the connection just granted: nothing is left to write.
-        case returnConnection
+        /// Write the batch numbered so on `connection`, giving up at the deadline; report `batchInserted` once its
+        /// rows are in and `batchSettled` once its outcome is known.
+        case write(number: Int, inserts: [Insert], deadline: ContinuousClock.Instant, connection: Connection)
+        /// Give back the connection: nothing is left to write.
+        case returnConnection(Connection)
         /// Fail the inserts with the error.
         case fail([Insert], StoreError)
         /// Answer the settled batches, in this order.
@@ -41,6 +43,8 @@ struct BatchMachine<Insert, Settled> {
     private var queue: InsertQueue<Insert>
     /// Whether a batch is between borrowing its connection and having its rows inserted; the next one waits.
     private(set) var isWriting = false
+    /// The number of the batch being written, once it has its connection.
+    private var writing: Int?
     private(set) var inFlight = 0
     private var order = InOrderRelease<Settled>()
     /// When the expiry timer fires; nil while none is armed.
@@ -74,15 +78,18 @@ struct BatchMachine<Insert, Settled> {
     }
 
     /// The connection asked for by `.leaseConnection` is here.
-    mutating func connectionGranted() -> [Action] {
+    mutating func connectionGranted(_ connection: Connection) -> [Action] {
         guard let oldest = queue.nextDeadline else {
             // Every insert gave up while the batch waited for its connection.
             isWriting = false
             inFlight -= 1
-            return [.returnConnection]
+            return [.returnConnection(connection)]
         }
         let inserts = queue.take(maximumBatchSize)
-        return [.write(number: order.number(), inserts: inserts, deadline: oldest + writeLimit)] + disarmWhenEmpty()
+        let number = order.number()
+        writing = number
+        let write = Action.write(number: number, inserts: inserts, deadline: oldest + writeLimit, connection: connection)
+        return [write] + disarmWhenEmpty()
     }
 
     /// No connection came: everyone queued would wait for the same pool, so they all get this answer now.
@@ -93,17 +100,22 @@ struct BatchMachine<Insert, Settled> {
         return (everyone.isEmpty ? [] : [.fail(everyone, error)]) + disarmWhenEmpty()
     }
 
-    /// The batch being written has its rows in (or failed before): the next one may start.
-    mutating func batchInserted() -> [Action] {
+    /// Batch `number` has its rows in: the next one may start.
+    mutating func batchInserted(_ number: Int) -> [Action] {
+        guard writing == number else { return [] }
+        writing = nil
         isWriting = false
         return startNextBatch()
     }
 
-    /// Batch `number` has its outcome: it is answered once every batch taken before it has been.
+    /// Batch `number` has its outcome (its rows are in, or never will be): it is answered once every batch taken
+    /// before it has been.
     mutating func batchSettled(_ number: Int, _ settled: Settled) -> [Action] {
+        var actions = batchInserted(number)
         let released = order.finish(number, settled)
         inFlight -= 1
-        return (released.isEmpty ? [] : [.complete(released)]) + startNextBatch()
+        if !released.isEmpty { actions.append(.complete(released)) }
+        return actions + startNextBatch()
     }
 
     /// The expiry timer fired: inserts past their wait give up, and the timer is armed for the next one.
@@ -129,4 +141,4 @@ struct BatchMachine<Insert, Settled> {
     }
 }
 
-extension BatchMachine.Action: Equatable where Insert: Equatable, Settled: Equatable {}
+extension BatchMachine.Action: Equatable where Insert: Equatable, Settled: Equatable, Connection: Equatable {}

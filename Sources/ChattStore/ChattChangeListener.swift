@@ -15,15 +15,11 @@ import Dispatch
 /// `onListening(true)` is called once a LISTEN succeeded and the trigger is found enabled, and `onChange` once per
 /// notification. As soon as the connection is lost or the trigger is found disabled, `onListening(false)` is
 /// called (changes may now go unseen); a lost connection is reopened with back-off (0.1 s doubling to 5 s, as the
-/// pool does), and a disabled trigger is checked again every `healthCheckInterval`. At each check while the
-/// trigger is enabled, `onStoreVersion` gets the store's version too, for the feeds' audit of announcements
-/// that never came (`ChattFeed.audit`).
+/// pool does), and a disabled trigger is checked again every `healthCheckInterval`. Each check while the trigger
+/// is enabled also calls `onCheck`: the change log's fallback for an announcement that never came (a process that
+/// died between its commit and its announcement).
 public final class ChattChangeListener: @unchecked Sendable {  // every `var` only on `loop.queue`
     static let listenSQL = "LISTEN chatts_changed"
-    /// The audit's count of the table must not wait behind an operator's `LOCK TABLE`: the listener would stop
-    /// hearing notifications meanwhile. A check that meets a lock is skipped (SQLSTATE 55P03, lock_not_available).
-    static let lockTimeoutSQL = "SET lock_timeout = '100ms'"
-    static let lockNotAvailableState = "55P03"
     /// The longest any of the listener's statements may take before its connection is given up as lost.
     static let statementDeadline = Duration.seconds(5)
 
@@ -31,7 +27,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
     private let origin: String?
     private let healthCheckInterval: Duration
     private let onChange: @Sendable (ChattChange) -> Void
-    private let onStoreVersion: @Sendable (ChattsVersion) -> Void
+    private let onCheck: @Sendable () -> Void
     private let onListening: @Sendable (Bool) -> Void
     private let loop: PGEventLoop
     private let connector = DispatchQueue(label: "chatterd.listener-connect")
@@ -55,7 +51,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
         conninfo: String, origin: String? = nil, sharingLoopOf pool: PGConnectionPool? = nil,
         healthCheckInterval: Duration = defaultHealthCheckInterval,
         onChange: @escaping @Sendable (ChattChange) -> Void,
-        onStoreVersion: @escaping @Sendable (ChattsVersion) -> Void = { _ in },
+        onCheck: @escaping @Sendable () -> Void = {},
         onListening: @escaping @Sendable (Bool) -> Void
     ) {
         // An unparsable conninfo is retried with back-off like an unreachable server, and never listens.
@@ -65,7 +61,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
         self.origin = origin
         self.healthCheckInterval = healthCheckInterval
         self.onChange = onChange
-        self.onStoreVersion = onStoreVersion
+        self.onCheck = onCheck
         self.onListening = onListening
         loop = pool?.loop ?? PGEventLoop()
     }
@@ -96,7 +92,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
         }
     }
 
-    /// How often a quiet listener checks its connection, the trigger and the store's version.
+    /// How often a quiet listener checks its connection and the trigger (and calls `onCheck`).
     public static let defaultHealthCheckInterval = Duration.seconds(2)
 
     private func connect() {
@@ -117,7 +113,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
                     socket = connection.socket
                     // Driven by the loop like a pooled one: a write that would block must not block the loop.
                     guard (try? connection.makeNonBlocking()) != nil else { return connectionLost() }
-                    run([Self.lockTimeoutSQL, Self.listenSQL], on: connection) { [self] outcome in
+                    run([Self.listenSQL], on: connection) { [self] outcome in
                         guard case .success = outcome else {
                             // Connected but refused (a standby in recovery cannot LISTEN): back off as for a
                             // failed connect, rather than reconnecting at once.
@@ -138,28 +134,19 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
     /// Every health-check interval the listener asks whether the trigger is enabled: that query proves the
     /// connection alive (tcp_user_timeout ends a half-open one), and an operator's `ALTER TABLE chatts DISABLE
     /// TRIGGER` must not leave caches trusting notifications that no longer come. `onListening` follows the
-    /// answer. The version comes first: the session's last statement stays the one naming the trigger, which is
-    /// how an operator finds the listener in pg_stat_activity.
+    /// answer; the session's last statement stays the one naming the trigger, which is how an operator finds the
+    /// listener in pg_stat_activity.
     private func check(_ connection: PGConnection) {
-        run([PostgresChattRepository.versionSQL], on: connection) { [self] versionOutcome in
-            // A count that met an operator's lock is skipped; any other failure is the connection's.
-            let version = try? versionOutcome.get().first?.chattsVersion()
-            if case .failure(let error) = versionOutcome, error.sqlState != Self.lockNotAvailableState {
-                return connectionLost()
+        run([Self.triggerStateSQL], on: connection) { [self] outcome in
+            guard case .success(let results) = outcome, let result = results.first else { return connectionLost() }
+            let armed = result.rowCount == 1 && result.string(row: 0, column: 0) == "t"
+            if armed != announced {
+                announced = armed
+                onListening(armed)
             }
-            run([Self.triggerStateSQL], on: connection) { [self] triggerOutcome in
-                guard case .success(let results) = triggerOutcome, let result = results.first else {
-                    return connectionLost()
-                }
-                let armed = result.rowCount == 1 && result.string(row: 0, column: 0) == "t"
-                if armed != announced {
-                    announced = armed
-                    onListening(armed)
-                }
-                if armed, let version { onStoreVersion(version) }
-                timer = loop.timers.schedule(at: .now + healthCheckInterval) { [self] in check(connection) }
-                watch(connection)
-            }
+            if armed { onCheck() }
+            timer = loop.timers.schedule(at: .now + healthCheckInterval) { [self] in check(connection) }
+            watch(connection)
         }
     }
 

@@ -4,74 +4,102 @@ import ChattModel
 /// lower-case canonical UUID, and to_char renders UTC with exactly six fractional digits.
 enum ChattColumns {
     static let list = """
-        seq, position, name, message, id::text AS id,
+        seq, name, message, id::text AS id,
         to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS timestamp, geodata
         """
 }
 
-/// The commit clock (migrations/0005) as the queries that return it name its columns.
-enum ClockColumns {
-    static let list = "chatts_clock.epoch AS epoch, chatts_clock.last AS clock"
+/// A tick of the change log (migrations/0006) as the queries that return one name its columns.
+enum TickColumns {
+    static let list = "chatts_ticks.tick AS tick, chatts_ticks.token AS token, chatts_ticks.epoch AS epoch"
 }
 
 extension PGResult {
-    /// The rows as chatts with their sequence numbers and commit counters, in the result's order; rows whose `seq`
-    /// is NULL (an outer join's empty side) are left out. A NULL position (a row of the reading transaction's own,
-    /// numbered only at its commit) reads as 0.
+    /// The rows as chatts with their sequence numbers, in the result's order; rows whose `seq` is NULL (an outer
+    /// join's empty side) are left out.
     func sequencedChatts() throws(StoreError) -> [SequencedChatt] {
-        let seq = try columnIndex(named: "seq")
-        let position = try columnIndex(named: "position")
-        let name = try columnIndex(named: "name")
-        let message = try columnIndex(named: "message")
-        let id = try columnIndex(named: "id")
-        let timestamp = try columnIndex(named: "timestamp")
-        let geodata = try columnIndex(named: "geodata")
+        let columns = try ChattColumnIndexes(self)
         var chatts: [SequencedChatt] = []
         chatts.reserveCapacity(rowCount)
         for row in 0..<rowCount {
-            guard let text = string(row: row, column: seq) else { continue }
-            guard let sequence = Int64(text) else { throw StoreError(.decodingFailed(column: "seq")) }
-            guard let commit = Int64(string(row: row, column: position) ?? "0") else {
-                throw StoreError(.decodingFailed(column: "position"))
-            }
-            chatts.append(SequencedChatt(sequence: sequence, chatt: StoredChatt(
-                name: try requiredString(row: row, column: name, name: "name"),
-                message: try requiredString(row: row, column: message, name: "message"),
-                id: try requiredString(row: row, column: id, name: "id"),
-                timestamp: try requiredString(row: row, column: timestamp, name: "timestamp"),
-                geodata: string(row: row, column: geodata)
-            ), commit: commit))
+            if let chatt = try columns.chatt(in: self, row: row) { chatts.append(chatt) }
         }
         return chatts
     }
 
-    /// The version in the first row's `count`, `last`, `epoch` and `clock` columns.
-    func chattsVersion() throws(StoreError) -> ChattsVersion {
-        let count = try columnIndex(named: "count")
-        let last = try columnIndex(named: "last")
-        guard rowCount >= 1,
-            let countValue = Int(try requiredString(row: 0, column: count, name: "count")),
-            let lastValue = Int64(try requiredString(row: 0, column: last, name: "last"))
-        else { throw StoreError(.decodingFailed(column: "count")) }
-        return ChattsVersion(count: countValue, lastSequence: lastValue, position: try commitPosition())
+    /// The ticks of `TickColumns`, each with the chatts beside it, in the result's order: a row whose `seq` is NULL is
+    /// a tick with none.
+    func tickChatts() throws(StoreError) -> [TickChatts] {
+        let columns = try ChattColumnIndexes(self)
+        let ticks = try TickColumnIndexes(self)
+        var read: [TickChatts] = []
+        for row in 0..<rowCount {
+            let tick = try ticks.tick(in: self, row: row)
+            if read.last?.tick != tick { read.append(TickChatts(tick: tick, chatts: [])) }
+            if let chatt = try columns.chatt(in: self, row: row) { read[read.count - 1].chatts.append(chatt) }
+        }
+        return read
     }
 
-    /// The first row's `epoch`.
-    func epoch() throws(StoreError) -> Int64 {
-        let epoch = try columnIndex(named: "epoch")
-        guard rowCount >= 1, let value = Int64(try requiredString(row: 0, column: epoch, name: "epoch")) else {
+    /// The tick in the first row's `TickColumns`.
+    func logTick() throws(StoreError) -> LogTick {
+        guard rowCount >= 1 else { throw StoreError(.decodingFailed(column: "tick")) }
+        return try TickColumnIndexes(self).tick(in: self, row: 0)
+    }
+
+    /// How many rows the statement wrote (`INSERT 0 n`); nil for a statement that writes none.
+    var rowsAffected: Int? {
+        Int(commandTuples)
+    }
+}
+
+/// Where a result's chatt columns are, found once for all its rows.
+private struct ChattColumnIndexes {
+    let seq, name, message, id, timestamp, geodata: Int
+
+    init(_ result: PGResult) throws(StoreError) {
+        seq = try result.columnIndex(named: "seq")
+        name = try result.columnIndex(named: "name")
+        message = try result.columnIndex(named: "message")
+        id = try result.columnIndex(named: "id")
+        timestamp = try result.columnIndex(named: "timestamp")
+        geodata = try result.columnIndex(named: "geodata")
+    }
+
+    /// The chatt in `row`; nil when its `seq` is NULL.
+    func chatt(in result: PGResult, row: Int) throws(StoreError) -> SequencedChatt? {
+        guard let text = result.string(row: row, column: seq) else { return nil }
+        guard let sequence = Int64(text) else { throw StoreError(.decodingFailed(column: "seq")) }
+        return SequencedChatt(sequence: sequence, chatt: StoredChatt(
+            name: try result.requiredString(row: row, column: name, name: "name"),
+            message: try result.requiredString(row: row, column: message, name: "message"),
+            id: try result.requiredString(row: row, column: id, name: "id"),
+            timestamp: try result.requiredString(row: row, column: timestamp, name: "timestamp"),
+            geodata: result.string(row: row, column: geodata)))
+    }
+}
+
+/// Where a result's tick columns are.
+private struct TickColumnIndexes {
+    let tick, token, epoch: Int
+
+    init(_ result: PGResult) throws(StoreError) {
+        tick = try result.columnIndex(named: "tick")
+        token = try result.columnIndex(named: "token")
+        epoch = try result.columnIndex(named: "epoch")
+    }
+
+    func tick(in result: PGResult, row: Int) throws(StoreError) -> LogTick {
+        guard let tickValue = Int64(try result.requiredString(row: row, column: tick, name: "tick")) else {
+            throw StoreError(.decodingFailed(column: "tick"))
+        }
+        // The store's tokens are 48 random bits, never negative.
+        guard let tokenValue = UInt64(try result.requiredString(row: row, column: token, name: "token")) else {
+            throw StoreError(.decodingFailed(column: "token"))
+        }
+        guard let epochValue = Int64(try result.requiredString(row: row, column: epoch, name: "epoch")) else {
             throw StoreError(.decodingFailed(column: "epoch"))
         }
-        return value
-    }
-
-    /// The clock in the first row's `epoch` and `clock` columns (`ClockColumns`).
-    func commitPosition() throws(StoreError) -> CommitPosition {
-        let epochValue = try epoch()
-        let clock = try columnIndex(named: "clock")
-        guard rowCount >= 1,
-            let clockValue = Int64(try requiredString(row: 0, column: clock, name: "clock"))
-        else { throw StoreError(.decodingFailed(column: "clock")) }
-        return CommitPosition(epoch: epochValue, count: clockValue)
+        return LogTick(tick: tickValue, token: tokenValue, epoch: epochValue)
     }
 }

@@ -34,6 +34,11 @@ public final class PGResult: @unchecked Sendable {
         Int(PQntuples(handle))
     }
 
+    /// What the command tag counts (`INSERT 0 n`: n), as libpq gives it: empty for a command that counts nothing.
+    var commandTuples: String {
+        String(cString: PQcmdTuples(handle))
+    }
+
     /// The index of the column called `name`, to be resolved once and reused for every row.
     /// - Throws: `.decodingFailed(column:)` when the result has no such column.
     public func columnIndex(named name: String) throws(StoreError) -> Int {

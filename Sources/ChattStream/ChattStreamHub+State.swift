@@ -1,60 +1,59 @@
+import ChangeLog
 import ChattFeed
 import ChattModel
 
-// The hub's state as pure steps, run under its lock: where a client joins, and how reads and commits move the
+// The hub's state as pure steps, run under its lock: where a client joins, and how the log's changes move the
 // stream on.
 
-/// Where a client with every chatt up to a position joins the stream.
+/// Where a client with every event up to a position joins the stream.
 enum Placement: Equatable {
     /// At this serial of the log.
     case at(UInt64)
-    /// Before what the log reaches, in the current epoch: its chatts since are read from the store.
-    case behind(CommitPosition)
-    /// Ahead of the hub (a newer epoch, or a higher count).
+    /// Before what the log holds: its events since are read from the store.
+    case behind
+    /// Ahead of the hub: the hub may not have caught up with the store yet.
     case ahead
-    /// Of an older epoch: it cannot go on.
+    /// A tick the hub's log holds under another token: not a position of this log.
     case unknown
 }
 
 extension ChattStreamHub.State {
-    /// Where a client with every chatt up to `position` (nil: none wanted, it starts at the end) joins.
-    func place(_ position: CommitPosition?) -> Placement {
+    /// Where a client with every event up to `position` (nil: none wanted, it starts at the end) joins.
+    func place(_ position: LogPosition?) -> Placement {
         guard let current = self.position else { return .ahead }
         guard let position else { return .at(log.endSerial) }
-        if position.epoch != current.epoch { return position.epoch > current.epoch ? .ahead : .unknown }
-        if position.count > current.count { return .ahead }
-        guard let serial = log.serial(after: position.count) else { return .behind(position) }
-        return .at(serial)
+        if current.tick == position.tick, current.token != position.token { return .unknown }
+        if current.precedes(position) { return .ahead }
+        if position.precedes(log.coveredFrom) { return .behind }
+        return log.serial(after: position).map { .at($0) } ?? .unknown
     }
 
-    /// Takes in `rows`, read after the hub's count with at most `limit` rows asked: whether more may be waiting,
-    /// and the subscribers to wake. A first read sets where the stream stands; a new epoch resets everyone.
-    mutating func apply(_ rows: CommittedChatts, limit: Int, at now: ContinuousClock.Instant)
-        -> (more: Bool, wakes: [@Sendable () -> Void])
-    {
-        guard let current = position, current.epoch == rows.position.epoch else {
-            let wakes = position == nil ? [] : resetAll()
-            position = rows.position
-            log.restart(from: rows.position.count)
-            return (false, wakes)
-        }
-        let fresh = rows.chatts.filter { $0.commit > current.count }
-        let whole = rows.chatts.count < limit
-        let end = whole ? max(current.count, rows.position.count) : fresh.last?.commit ?? current.count
-        return (!whole, append(fresh, upTo: CommitPosition(epoch: current.epoch, count: end), at: now))
+    /// The log starts over at `start`: every subscriber gets the reset event, and the log holds the recent events
+    /// before the start, if the log read them. The subscribers to wake.
+    mutating func restart(_ start: LogStart, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+        let wakes = position == nil ? [] : resetAll()
+        position = start.position
+        epoch = start.epoch
+        log.restart(from: start.recent?.start ?? start.position)
+        if let recent = start.recent { _ = append(recent, at: now) }
+        return wakes
     }
 
-    /// Appends the events of `chatts` (in commit order) and moves the stream to `position`; the subscribers to
-    /// wake.
-    mutating func append(
-        _ chatts: [SequencedChatt], upTo position: CommitPosition, at now: ContinuousClock.Instant
-    ) -> [@Sendable () -> Void] {
-        self.position = position
-        let entries = chatts.map { row in
-            let at = CommitPosition(epoch: position.epoch, count: row.commit)
-            return EventLog.Entry(
-                count: row.commit, maps: StreamEvent.chatt(row.chatt, at: at, kind: .maps),
-                chatts: StreamEvent.chatt(row.chatt, at: at, kind: .chatts))
+    /// Appends the events of `slice` (and a marker for each tick it brings that has no chatt) and moves the stream
+    /// to its end; the subscribers to wake.
+    mutating func append(_ slice: LogSlice, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
+        position = slice.end
+        var entries: [EventLog.Entry] = []
+        for tick in slice.ticks {
+            if tick.chatts.isEmpty, tick.tick.tick != slice.start.tick {
+                entries.append(.marker(tick.tick.position()))
+            }
+            for chatt in tick.chatts {
+                let at = tick.tick.position(through: chatt.sequence)
+                entries.append(EventLog.Entry(
+                    position: at, maps: StreamEvent.chatt(chatt.chatt, at: at, kind: .maps),
+                    chatts: StreamEvent.chatt(chatt.chatt, at: at, kind: .chatts)))
+            }
         }
         return appendEntries(entries, at: now)
     }

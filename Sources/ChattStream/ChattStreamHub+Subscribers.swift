@@ -1,52 +1,69 @@
+import ChangeLog
 import ChattFeed
 import ChattModel
 import HTTPCore
 
 /// Subscribing: where a client joins the stream, and what its connection pulls.
 extension ChattStreamHub {
-    /// A subscription for a client that has every chatt up to `after` (nil: starting at the current end). One
-    /// the stream cannot go on from gets the reset event. Fails when the store cannot be read by `deadline`.
+    /// A subscription for a client that holds every event up to `after` (nil: starting at the current end). One
+    /// the stream cannot go on from (a position of another log or epoch, or too far behind) gets the reset event.
+    /// Fails when the store cannot be read by `deadline`.
     public func subscribe(
-        _ kind: ChattFeed.Kind, after: CommitPosition?, before deadline: ContinuousClock.Instant
+        _ kind: ChattFeed.Kind, after: StreamResume?, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> StreamSubscription {
-        // A position ahead of the hub (another process, or a feed read newer than the hub's) needs a read first;
-        // after one read, the position is one the hub cannot go on from.
-        var readFirst = state.withLock { $0.position == nil }
-        for _ in 0..<3 {
-            if readFirst { try await catchUp(before: deadline) }
-            switch state.withLock({ $0.place(after) }) {
+        let position: LogPosition?
+        switch after {
+        case nil: position = nil
+        case .position(let resume): position = resume
+        case .fromBeforeTicks: return resetSubscription(kind)
+        }
+        if state.withLock({ $0.position == nil }) { _ = try await changes.caughtUp(before: deadline) }
+        var synced = false
+        while true {
+            switch state.withLock({ $0.place(position) }) {
             case .at(let serial):
                 return StreamSubscription(hub: self, kind: kind, cursor: serial, resetDue: false)
-            case .ahead where !readFirst:
-                readFirst = true
+            case .ahead where !synced:
+                // Ahead of the hub (a feed read on another process, say): once caught up with the store, the
+                // position is one the hub can go on from, or none of this log.
+                _ = try await changes.synced(before: deadline)
+                synced = true
             case .ahead, .unknown:
-                return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
-            case .behind(let position):
-                if let subscription = try await resume(kind, from: position, before: deadline) { return subscription }
-                readFirst = true
+                return resetSubscription(kind)
+            case .behind:
+                // Invariant: a client placed behind the log has a position.
+                return try await resume(kind, from: position!, before: deadline)
             }
         }
-        return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
     }
 
-    /// A subscription for a client behind what the log reaches: the chatts after `position` read from the store
-    /// (at most `readLimit` of them, else it is reset), then the log from where that read stopped; nil when the
-    /// hub has not reached that point yet, or has gone past what its log keeps.
+    private func resetSubscription(_ kind: ChattFeed.Kind) -> StreamSubscription {
+        StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
+    }
+
+    /// A subscription for a client behind what the log holds: its events after `position` read from the store (at
+    /// most `readLimit` of them, else it is reset), then the log from where that read meets it.
     private func resume(
-        _ kind: ChattFeed.Kind, from position: CommitPosition, before deadline: ContinuousClock.Instant
-    ) async throws(RepositoryError) -> StreamSubscription? {
-        let rows = try await read(position.count, readLimit + 1, deadline)
-        guard rows.position.epoch == position.epoch, rows.chatts.count <= readLimit else {
-            return StreamSubscription(hub: self, kind: kind, cursor: 0, resetDue: true)
+        _ kind: ChattFeed.Kind, from position: LogPosition, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> StreamSubscription {
+        let read = try await read(position, readLimit + 1, deadline)
+        let epoch = state.withLock { $0.epoch }
+        // Invariant: a read whose first tick is the position's has an end.
+        guard let first = read.ticks.first, first.tick.isTick(of: position), !read.isCut, let end = read.end,
+            read.ticks.allSatisfy({ $0.tick.epoch == epoch }), read.ticks.chatts.count <= readLimit
+        else { return resetSubscription(kind) }
+        return state.withLock { state in
+            // The read reaches at least where the hub stood before it; the hub may have moved on since.
+            guard let current = state.position else { return resetSubscription(kind) }
+            let meetsLog = !current.precedes(end)
+            let cursor = meetsLog ? state.log.serial(after: end) : state.log.endSerial
+            guard let cursor else { return resetSubscription(kind) }
+            var backlog: [UInt8] = []
+            for (at, chatt) in read.ticks.events where meetsLog || current.holds(tick: at.tick, seq: at.seq) {
+                backlog += StreamEvent.chatt(chatt.chatt, at: at, kind: kind)
+            }
+            return StreamSubscription(hub: self, kind: kind, cursor: cursor, backlog: HTTPBody(backlog), resetDue: false)
         }
-        var backlog: [UInt8] = []
-        for row in rows.chatts {
-            let at = CommitPosition(epoch: position.epoch, count: row.commit)
-            backlog += StreamEvent.chatt(row.chatt, at: at, kind: kind)
-        }
-        let joined = rows.position
-        guard case .at(let serial) = state.withLock({ $0.place(joined) }) else { return nil }
-        return StreamSubscription(hub: self, kind: kind, cursor: serial, backlog: HTTPBody(backlog), resetDue: false)
     }
 
     func register(_ subscription: StreamSubscription, wake: @escaping @Sendable () -> Void) {

@@ -5,8 +5,9 @@ import ChattModel
 /// the heartbeat, and the reset event. Each event has one `data:` line, because a client reading the stream line by
 /// line may drop blank lines (iOS's `AsyncBytes.lines`) and would then join two data lines of one event.
 enum StreamEvent {
-    /// `id: E-N`, then `data:` and the chatt's row exactly as the feed has it, then the blank line.
-    static func chatt(_ chatt: StoredChatt, at position: CommitPosition, kind: ChattFeed.Kind) -> [UInt8] {
+    /// `id:` and the position that holds the chatt, then `data:` and its row exactly as the feed has it, then the
+    /// blank line.
+    static func chatt(_ chatt: StoredChatt, at position: LogPosition, kind: ChattFeed.Kind) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(200)
         bytes.append(contentsOf: "id: \(position)\ndata: ".utf8)

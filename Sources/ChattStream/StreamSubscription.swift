@@ -1,3 +1,4 @@
+import ChattModel
 import ChattFeed
 import HTTPCore
 
@@ -36,4 +37,12 @@ public final class StreamSubscription: ResponseBodyStream, @unchecked Sendable {
     public func close() {
         hub.unregister(self)
     }
+}
+
+/// Where a client asks its stream to resume from (`Last-Event-ID`).
+public enum StreamResume: Sendable, Equatable {
+    /// After this position.
+    case position(LogPosition)
+    /// After a position of the log before ticks (migrations/0005's `E-N`), which no longer can be resumed from.
+    case fromBeforeTicks
 }

@@ -1,3 +1,4 @@
+import ChangeLog
 import ChattFeed
 import ChattModel
 import ChattStore
@@ -5,18 +6,22 @@ import ChattStream
 import Dispatch
 
 extension Chatterd {
-    /// The feed streams over `repository`, with the options' heartbeat and bound.
-    static func makeStreamHub(_ options: ServeOptions, repository: PostgresChattRepository) -> ChattStreamHub {
+    /// The feed streams following `log`, reading `repository` for clients resuming from further back, with the
+    /// options' heartbeat and bound.
+    static func makeStreamHub(
+        _ options: ServeOptions, log: ChangeLog, repository: PostgresChattRepository
+    ) -> ChattStreamHub {
         ChattStreamHub(
-            read: { count, limit, deadline throws(RepositoryError) in
-                try await repository.committed(after: count, limit: limit, before: deadline)
+            following: log,
+            read: { position, limit, deadline throws(RepositoryError) in
+                try await repository.log(after: position, limit: limit, before: deadline)
             },
             capacity: options.streamMaxUnsentBytes,
             // A heartbeat of nothing would tick without pause.
             heartbeat: .milliseconds(max(100, Int(options.streamHeartbeatSeconds * 1000))))
     }
 
-    /// Ticks `streams` (heartbeats, and the poll of the store) for as long as the returned timer lives.
+    /// Ticks `streams` (heartbeats) for as long as the returned timer lives.
     static func startTicking(_ streams: ChattStreamHub) -> DispatchSourceTimer {
         let interval = ChattStreamHub.tickInterval(streams.heartbeat)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "chatterd.stream-ticks"))

@@ -1,3 +1,4 @@
+import ChangeLog
 import ChattAPI
 import ChattFeed
 import ChattModel
@@ -67,10 +68,12 @@ public enum Chatterd {
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let repository = PostgresChattRepository(pool: pool)
-        let streams = makeStreamHub(options, repository: repository)
+        let log = ChangeLog(repository: repository)
+        // The streams follow the log first: their work is moments, while the feeds may read the store in full.
+        let streams = makeStreamHub(options, log: log, repository: repository)
         let feed = ChattFeed(
-            repository: repository, strict: options.strictFeeds, staleIfError: .seconds(options.staleIfErrorSeconds),
-            fullReadEnded: returnFreedMemory, committed: { streams.committed($0) })
+            repository: repository, log: log, strict: options.strictFeeds,
+            staleIfError: .seconds(options.staleIfErrorSeconds), fullReadEnded: returnFreedMemory)
         let server = makeServer(options, feed: feed, streams: streams, poolStats: { pool.stats }, logger: logger)
         do {
             // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
@@ -83,9 +86,10 @@ public enum Chatterd {
         // Started after the migrations, which create the trigger it listens to.
         let stopping = Locked(false)
         let listener = makeChangeListener(
-            options, pool: pool, origin: repository.origin, feed: feed, streams: streams, logger: logger,
-            stopping: stopping)
+            options, pool: pool, origin: repository.origin, log: log, feed: feed, logger: logger, stopping: stopping)
         listener.start()
+        // Reads where the store stands now, so that the streams hold its last chatts before the first client comes.
+        log.check()
         let streamTicks = startTicking(streams)
         let port: UInt16
         do {
@@ -133,27 +137,25 @@ public enum Chatterd {
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _ = malloc_trim(0) }
     }
 
-    /// Tells `feed` of changes made by anyone: other chatterd processes, or an operator's psql. Rows only added are
-    /// caught up; anything else is read again in full. This process's own commits (`origin`) are in the feed
-    /// already. While it is not listening, or always with `--strict-feeds`, the feed checks the store's version on
-    /// every read instead. A lost connection is a warning; the listener stopping because the server is
-    /// (`stopping`) is not.
+    /// Tells the change log of changes made by anyone else: other chatterd processes, or an operator's psql; this
+    /// process's own commits (`origin`) reach it from the repository. Each health check of the listener is the log's
+    /// fallback check too. While the listener is not listening, or always with `--strict-feeds`, every feed read
+    /// has the log catch up with the store instead. A lost connection is a warning; the listener stopping because
+    /// the server is (`stopping`) is not.
     static func makeChangeListener(
-        _ options: ServeOptions, pool: PGConnectionPool, origin: String, feed: ChattFeed, streams: ChattStreamHub,
+        _ options: ServeOptions, pool: PGConnectionPool, origin: String, log: ChangeLog, feed: ChattFeed,
         logger: Logger, stopping: Locked<Bool>
     ) -> ChattChangeListener {
         ChattChangeListener(
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
             // server connection ran it, and notifications would go to someone else.
             conninfo: options.directConninfo, origin: origin, sharingLoopOf: pool,
-            onChange: { change in
-                if case .added = change { feed.chattsAdded() } else { feed.invalidate() }
-                streams.changed()
-            },
-            onStoreVersion: { feed.audit(storeVersion: $0) },
+            onChange: { _ in log.noticed() },
+            onCheck: { log.check() },
             onListening: { listening in
                 feed.listening(listening)
-                streams.changed()
+                // Notices may have been missed while it was not listening.
+                log.noticed()
                 if listening {
                     logger.log(.info, "change_listener_up")
                 } else if !stopping.withLock({ $0 }) {

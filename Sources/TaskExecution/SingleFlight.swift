@@ -9,6 +9,9 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     public struct Ticket: Sendable, Hashable, Comparable {
         let flight: UInt64
 
+        /// The first flight: waiting for it waits for a value made once, by the flight the first wait begins.
+        public static var first: Ticket { Ticket(flight: 1) }
+
         public static func < (lhs: Ticket, rhs: Ticket) -> Bool { lhs.flight < rhs.flight }
     }
 

@@ -1,34 +1,54 @@
 import ChattModel
 import Locking
 
-/// A test repository that keeps chatts in memory and can be told to fail every call with a given error.
+/// A test repository that keeps chatts in memory with a change log like migrations/0006's: a stored chatt waits
+/// for the next tick, which takes every chatt stored since the one before (and the epoch, which an edit moves). It
+/// can be told to fail every call with a given error.
 public final class InMemoryChattRepository: ChattRepository {
+    private struct Row {
+        var chatt: SequencedChatt
+        /// The tick that holds it; nil until one does.
+        var tick: Int64?
+    }
+
     private struct State {
         /// In feed order.
-        var rows: [SequencedChatt] = []
+        var rows: [Row] = []
         var lastSequence: Int64 = 0
-        /// The commit clock (migrations/0005): every stored chatt takes the next count.
-        var clock = CommitPosition(epoch: CommitPosition.firstEpoch, count: 0)
+        var ticks: [LogTick] = []
+        var epoch: Int64 = 1
+        /// Restores so far: a tick made after one gets another token than the tick of the same number before.
+        var restores: UInt64 = 0
         var failure: RepositoryError?
-        var snapshotReads = 0
-        var versionReads = 0
-        var deltaReads = 0
-        var heldSnapshot: SnapshotGate?
+        var observer: @Sendable () -> Void = {}
+        var fullReads = 0
+        var tickCalls = 0
+        var logReads = 0
+        var heldFullRead: SnapshotGate?
 
-        var chatts: [StoredChatt] { rows.map(\.chatt) }
-        var version: ChattsVersion { ChattsVersion(count: rows.count, lastSequence: lastSequence, position: clock) }
+        var chatts: [StoredChatt] { rows.map(\.chatt.chatt) }
     }
 
     private let state = Locked(State())
 
+    /// A store holding `chatts` (in feed order), all in its first tick.
     public init(_ chatts: [StoredChatt] = []) {
         state.withLock { state in
-            state.rows = chatts.enumerated().map {
-                SequencedChatt(sequence: Int64($0.offset + 1), chatt: $0.element, commit: Int64($0.offset + 1))
+            for chatt in chatts {
+                state.lastSequence += 1
+                state.rows.append(Row(chatt: SequencedChatt(sequence: state.lastSequence, chatt: chatt), tick: 1))
             }
-            state.lastSequence = Int64(chatts.count)
-            state.clock.count = Int64(chatts.count)
+            state.ticks = [Self.tick(1, epoch: state.epoch)]
         }
+    }
+
+    /// Tick `number`'s made-up token (before any restore).
+    public static func token(of number: Int64) -> UInt64 {
+        UInt64(number) &* 2_654_435_761 % 0xffff_ffff_ffff + 1
+    }
+
+    private static func tick(_ number: Int64, epoch: Int64) -> LogTick {
+        LogTick(tick: number, token: token(of: number), epoch: epoch)
     }
 
     /// Makes every later call throw `error` (nil: succeed again).
@@ -36,126 +56,158 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.failure = error }
     }
 
-    /// The stored chatts, for assertions.
+    /// The stored chatts in feed order, for assertions.
     public var chatts: [StoredChatt] {
         state.withLock { $0.chatts }
     }
 
-    /// Stores `chatt` at once, on the caller's thread, and then calls `completion`.
-    public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<ChattBatch, RepositoryError>) -> Void) {
-        completion(state.withLock { (state: inout State) -> Result<ChattBatch, RepositoryError> in
+    public func observeCommits(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observer = observer }
+    }
+
+    /// Stores `chatt` at once, on the caller's thread, as a batch of its own: the observer is told, then
+    /// `completion` is called.
+    public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<Void, RepositoryError>) -> Void) {
+        let outcome = state.withLock { (state: inout State) -> Result<@Sendable () -> Void, RepositoryError> in
             if let failure = state.failure { return .failure(failure) }
-            let serial = state.lastSequence + 1
-            let timestamp = "2026-03-25T08:11:59." + String(100_000 + serial) + "Z"
-            let row = Self.store(chatt, timestamp: timestamp, in: &state)
-            return .success(ChattBatch([row], epoch: state.clock.epoch))
-        })
+            let timestamp = "2026-03-25T08:11:59." + String(100_000 + state.lastSequence + 1) + "Z"
+            Self.store(chatt, timestamp: timestamp, in: &state)
+            return .success(state.observer)
+        }
+        switch outcome {
+        case .success(let observer):
+            observer()
+            completion(.success(()))
+        case .failure(let error):
+            completion(.failure(error))
+        }
     }
 
     /// Stores `chatt` as committed at `timestamp` with the next sequence number, in its place in feed order, as
-    /// another writer's transaction would that began earlier and committed later; no batch is returned to
-    /// anyone, as for a chatt another process stored.
+    /// another writer's transaction would that began earlier and committed later; nobody is told, as for a chatt
+    /// another process stored.
     @discardableResult
     public func storeCommitted(_ chatt: NewChatt, timestamp: String) -> SequencedChatt {
         state.withLock { Self.store(chatt, timestamp: timestamp, in: &$0) }
     }
 
+    @discardableResult
     private static func store(_ chatt: NewChatt, timestamp: String, in state: inout State) -> SequencedChatt {
         state.lastSequence += 1
-        state.clock.count += 1
         let serial = state.lastSequence
         let id = "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + String(serial)
         let row = SequencedChatt(
             sequence: serial,
             chatt: StoredChatt(
-                name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata),
-            commit: state.clock.count)
-        let place = state.rows.firstIndex { row.position < $0.position } ?? state.rows.endIndex
-        state.rows.insert(row, at: place)
+                name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata))
+        let place = state.rows.firstIndex { row.position < $0.chatt.position } ?? state.rows.endIndex
+        state.rows.insert(Row(chatt: row, tick: nil), at: place)
         return row
     }
 
-    /// Every chatt and the version, counted as a full read; a held read waits at its gate after reading.
-    public func readChatts(
-        before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
-    ) async throws(RepositoryError) -> ChattsVersion {
-        let (rows, version, gate) = try takeAll()
-        await gate?.hold()
-        rows.forEach(row)
-        return version
-    }
-
-    /// Every row, the version and the gate the read must wait at (if held), counted as a full read.
-    private func takeAll() throws(RepositoryError) -> ([SequencedChatt], ChattsVersion, SnapshotGate?) {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
-            if let failure = state.failure { throw failure }
-            state.snapshotReads += 1
-            let gate = state.heldSnapshot
-            state.heldSnapshot = nil
-            return (state.rows, state.version, gate)
-        }
-    }
-
-    public func chatts(
-        after position: FeedPosition?, limit: Int, before deadline: ContinuousClock.Instant
-    ) async throws(RepositoryError) -> ChattDelta {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
-            if let failure = state.failure { throw failure }
-            state.deltaReads += 1
-            let after = state.rows.filter { row in position.map { $0 < row.position } ?? true }
-            return ChattDelta(chatts: Array(after.prefix(limit)), version: state.version)
-        }
-    }
-
-    /// Rows committed after `count`, in commit order, with the clock.
-    public func committed(
-        after count: Int64, limit: Int, before deadline: ContinuousClock.Instant
-    ) async throws(RepositoryError) -> CommittedChatts {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
-            if let failure = state.failure { throw failure }
-            let after = state.rows.filter { $0.commit > count }.sorted { $0.commit < $1.commit }
-            return CommittedChatts(chatts: Array(after.prefix(limit)), position: state.clock)
-        }
-    }
-
-    /// An operator's edit: the clock moves to the next epoch, as an UPDATE's would.
+    /// An operator's edit: the next tick is of a new epoch, as an UPDATE's would be.
     public func edit() {
-        state.withLock { $0.clock.epoch += 1 }
+        state.withLock { $0.epoch += 1 }
     }
 
-    /// The commit clock.
-    public var clock: CommitPosition {
-        state.withLock { $0.clock }
+    /// The store restored from a backup taken at tick `number`: later ticks are gone, and their chatts wait for
+    /// the next tick, which reuses the next number under another token.
+    public func restore(toTick number: Int64) {
+        state.withLock { state in
+            state.ticks.removeAll { $0.tick > number }
+            for index in state.rows.indices where (state.rows[index].tick ?? 0) > number {
+                state.rows[index].tick = nil
+            }
+            state.restores += 1
+        }
+    }
+
+    public func tick(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogTick {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            state.tickCalls += 1
+            // Invariant: the store always has its first tick.
+            let last = state.ticks.last!
+            let fresh = state.rows.indices.filter { state.rows[$0].tick == nil }
+            guard !fresh.isEmpty || state.epoch != last.epoch else { return last }
+            let number = last.tick + 1
+            let tick = LogTick(tick: number, token: Self.token(of: number) &+ state.restores, epoch: state.epoch)
+            for index in fresh { state.rows[index].tick = tick.tick }
+            state.ticks.append(tick)
+            return tick
+        }
+    }
+
+    public func log(
+        after position: LogPosition, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> LogRead {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            state.logReads += 1
+            var ticks: [TickChatts] = []
+            var rows = 0
+            for tick in state.ticks where tick.tick >= position.tick {
+                guard rows < limit else { return LogRead(ticks: ticks, isCut: true) }
+                let chatts = state.rows.filter { row in
+                    row.tick == tick.tick && (tick.tick > position.tick || row.chatt.sequence > position.seq)
+                }.map(\.chatt).sorted { $0.sequence < $1.sequence }
+                let taken = Array(chatts.prefix(max(1, limit - rows)))
+                ticks.append(TickChatts(tick: tick, chatts: chatts.isEmpty ? [] : taken))
+                rows += max(1, taken.count)
+                if taken.count < chatts.count { return LogRead(ticks: ticks, isCut: true) }
+            }
+            return LogRead(ticks: ticks, isCut: rows >= limit)
+        }
+    }
+
+    /// Every chatt `position` holds, counted as a full read; a held read waits at its gate after reading.
+    public func readChatts(
+        at position: LogPosition, before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
+    ) async throws(RepositoryError) -> Bool {
+        let (rows, gate) = try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            state.fullReads += 1
+            let gate = state.heldFullRead
+            state.heldFullRead = nil
+            guard state.ticks.contains(where: { $0.isTick(of: position) }) else {
+                return ([SequencedChatt]?.none, gate)
+            }
+            let held = state.rows.filter { row in
+                row.tick.map { position.holds(tick: $0, seq: row.chatt.sequence) } ?? false
+            }
+            return (held.map(\.chatt), gate)
+        }
+        await gate?.hold()
+        guard let rows else { return false }
+        rows.forEach(row)
+        return true
     }
 
     /// Makes the next full read read the chatts, then wait until the gate is released before returning.
-    public func holdNextSnapshot() -> SnapshotGate {
+    public func holdNextFullRead() -> SnapshotGate {
         let gate = SnapshotGate()
-        state.withLock { $0.heldSnapshot = gate }
+        state.withLock { $0.heldFullRead = gate }
         return gate
     }
 
-    public func version(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> ChattsVersion {
-        try state.withLock { (state: inout State) throws(RepositoryError) in
-            if let failure = state.failure { throw failure }
-            state.versionReads += 1
-            return state.version
-        }
-    }
-
-    /// How many times the version was asked: a database round trip each in a real store.
-    public var versionReads: Int {
-        state.withLock { $0.versionReads }
+    /// The newest tick.
+    public var newestTick: LogTick {
+        state.withLock { $0.ticks.last! }
     }
 
     /// How many times the chatts were read in full, to show the feed cache at work.
-    public var snapshotReads: Int {
-        state.withLock { $0.snapshotReads }
+    public var fullReads: Int {
+        state.withLock { $0.fullReads }
     }
 
-    /// How many times the chatts after a position were read.
-    public var deltaReads: Int {
-        state.withLock { $0.deltaReads }
+    /// How many times a tick was asked for: a database round trip each in a real store.
+    public var tickCalls: Int {
+        state.withLock { $0.tickCalls }
+    }
+
+    /// How many times the log was read after a position.
+    public var logReads: Int {
+        state.withLock { $0.logReads }
     }
 
     public func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError) {

@@ -1,0 +1,88 @@
+import ChattModel
+import Locking
+import TaskExecution
+
+/// The one follower of the store: reads its change log (migrations/0006) and tells every view of it
+/// (`LogFollower`s: the feeds, the streams) what changed, in order, once.
+///
+/// It reads when told something may have changed: a batch of this process committed (`committed`), another writer's
+/// notice came (`noticed`), or the periodic check (`check`), which catches an announcement that never came. Each is
+/// one more flight asked for (`SingleFlight`): a flight ticks the store (`ChattRepository.tick`), reads the log after
+/// its position page by page, and tells the followers, one after another; flights asked for while one is in the air
+/// share the next. A reader that must see everything asked for before it (its own process's posts: read your
+/// writes) waits for those flights (`caughtUp`); one that must see everything committed anywhere before it asks for
+/// a flight of its own (`synced`).
+///
+/// The log starts over (`LogChange.restarted`) where it cannot follow: at its first flight, when the store's epoch
+/// moved (an edit), and when the store no longer has the tick the log stands at (a store restored from a backup, a
+/// standby promoted without the last ticks, or ticks pruned while the log could not read): never by skipping.
+public final class ChangeLog: Sendable {
+    public typealias Outcome = Result<LogPosition, RepositoryError>
+
+    private let reader: LogReader
+    private let flights: SingleFlight<Outcome>
+
+    /// The answer to a reader whose deadline passed before the log had read what it waits for.
+    public static let outOfTime = RepositoryError.unavailable("change log: no answer from the store in time")
+
+    /// The log of `repository`, not yet read. Each flight reads at most `pageSize` rows a query, each query given
+    /// `patience`; a start also reads the last `backfillTicks` ticks before the newest, for followers that keep
+    /// recent chatts.
+    public init(
+        repository: any ChattRepository, pageSize: Int = 1_000, backfillTicks: Int64 = 64,
+        patience: Duration = .seconds(7)
+    ) {
+        let reader = LogReader(
+            repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience)
+        self.reader = reader
+        flights = SingleFlight { await reader.read() }
+        repository.observeCommits { [flights] in flights.ask() }
+    }
+
+    /// Adds `follower`: it is told every change from the next flight on, after those added before it.
+    public func follow(with follower: any LogFollower) {
+        reader.add(follower)
+    }
+
+    /// Another writer changed the store (its notice came), or may have: read the log.
+    public func noticed() {
+        flights.ask()
+    }
+
+    /// The periodic check: read the log, in case an announcement never came.
+    public func check() {
+        flights.ask()
+    }
+
+    /// Whether the followers have been told everything the log was asked to read.
+    public var isCaughtUp: Bool {
+        flights.isSettled
+    }
+
+    /// Where the log stands; nil before its first read.
+    public var position: LogPosition? {
+        reader.position
+    }
+
+    /// Waits until the followers have been told everything the log was asked to read before this call (this
+    /// process's commits among it); returns where the log stands then. A read of the store that failed is tried
+    /// again. `.unavailable` when the store cannot be read, or not by `deadline`.
+    public func caughtUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
+        var ticket = flights.asked
+        if flights.isSettled, case .failure? = flights.landed() { ticket = flights.ask() }
+        return try await outcome(of: ticket, before: deadline)
+    }
+
+    /// Ticks the store now and waits until the followers have been told what it holds: everything committed
+    /// anywhere before this call.
+    public func synced(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
+        try await outcome(of: flights.ask(), before: deadline)
+    }
+
+    private func outcome(
+        of ticket: SingleFlight<Outcome>.Ticket, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> LogPosition {
+        guard let outcome = await flights.value(of: ticket, before: deadline) else { throw Self.outOfTime }
+        return try outcome.get()
+    }
+}

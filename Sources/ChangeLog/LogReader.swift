@@ -1,0 +1,99 @@
+import ChattModel
+import Locking
+
+/// A flight of the change log (`ChangeLog`): ticks the store, reads the log after where it stands, and tells the
+/// followers. Flights never overlap, so `position` only moves inside one.
+final class LogReader: Sendable {
+    private struct State {
+        var followers: [any LogFollower] = []
+        var position: LogPosition?
+        var epoch: Int64 = 0
+    }
+
+    private let repository: any ChattRepository
+    private let pageSize: Int
+    private let backfillTicks: Int64
+    private let patience: Duration
+    private let state = Locked(State())
+
+    init(repository: any ChattRepository, pageSize: Int, backfillTicks: Int64, patience: Duration) {
+        self.repository = repository
+        self.pageSize = pageSize
+        self.backfillTicks = backfillTicks
+        self.patience = patience
+    }
+
+    func add(_ follower: any LogFollower) {
+        state.withLock { $0.followers.append(follower) }
+    }
+
+    var position: LogPosition? {
+        state.withLock { $0.position }
+    }
+
+    /// One flight: where the log stands afterwards, or why the store could not be read.
+    func read() async -> ChangeLog.Outcome {
+        do throws(RepositoryError) {
+            let newest = try await repository.tick(before: deadline())
+            let (standing, epoch) = state.withLock { ($0.position, $0.epoch) }
+            guard var position = standing, newest.epoch == epoch else {
+                return .success(try await restart(at: newest))
+            }
+            while true {
+                let read = try await repository.log(after: position, limit: pageSize, before: deadline())
+                // Invariant: a read that found any tick has an end.
+                guard let first = read.ticks.first, first.tick.isTick(of: position), let end = read.end else {
+                    // The store no longer has the tick the log stands at.
+                    return .success(try await restart(at: newest))
+                }
+                if let moved = read.ticks.last(where: { $0.tick.epoch != epoch }) {
+                    return .success(try await restart(at: moved.tick))
+                }
+                if end != position { await tell(.advanced(LogSlice(start: position, ticks: read.ticks, end: end))) }
+                position = end
+                state.withLock { $0.position = end }
+                guard read.isCut else { break }
+            }
+            await tell(.settled(position))
+            return .success(position)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Starts the log over at `tick` (or at a newer tick of its epoch, when the read of the recent ticks before it
+    /// finds one), with those recent ticks when they could be read whole.
+    private func restart(at tick: LogTick) async throws(RepositoryError) -> LogPosition {
+        let recent = try await recentSlice(before: tick)
+        let position = recent?.end ?? tick.position()
+        state.withLock { state in
+            state.position = position
+            state.epoch = tick.epoch
+        }
+        await tell(.restarted(LogStart(position: position, epoch: tick.epoch, recent: recent)))
+        await tell(.settled(position))
+        return position
+    }
+
+    /// The last `backfillTicks` ticks up to `tick` and any after it, when one read holds them whole, all of
+    /// `tick`'s epoch, from a tick the store still has; else nil.
+    private func recentSlice(before tick: LogTick) async throws(RepositoryError) -> LogSlice? {
+        guard backfillTicks > 0, tick.tick > 1 else { return nil }
+        let from = max(1, tick.tick - backfillTicks)
+        // The token is not known, and not checked: the first tick read is taken only if it is `from` itself.
+        let read = try await repository.log(
+            after: LogPosition(tick: from, token: 0), limit: pageSize, before: deadline())
+        guard !read.isCut, let first = read.ticks.first, first.tick.tick == from, let end = read.end,
+            read.ticks.allSatisfy({ $0.tick.epoch == tick.epoch }), !end.precedes(tick.position())
+        else { return nil }
+        return LogSlice(start: first.tick.position(), ticks: Array(read.ticks.dropFirst()), end: end)
+    }
+
+    private func tell(_ change: LogChange) async {
+        for follower in state.withLock({ $0.followers }) { await follower.follow(change) }
+    }
+
+    private func deadline() -> ContinuousClock.Instant {
+        .now + patience
+    }
+}
