@@ -91,15 +91,19 @@ let package = Package(
         // deadline, gunzip, a log pipe.
         .target(
             name: "TestSupport",
-            dependencies: ["ChattModel", "ChattFeed", "TaskExecution", "Locking", "Logging", "Syscalls", "CZlib"],
+            dependencies: [
+                "ChangeLog", "ChattModel", "ChattFeed", "TaskExecution", "Locking", "Logging", "Syscalls", "CZlib",
+            ],
             path: "Tests/TestSupport"),
         .testTarget(name: "SyscallsTests", dependencies: ["Syscalls", "CEpoll", "Locking"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "TaskExecutionTests", dependencies: ["TaskExecution", "Locking"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
-        .testTarget(name: "ChattStreamTests", dependencies: ["ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking"]),
-        .testTarget(name: "ChattFeedTests", dependencies: ["ChattFeed", "ChattModel", "TestSupport", "Locking"]),
+        .testTarget(
+            name: "ChattStreamTests",
+            dependencies: ["ChangeLog", "ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking", "TestSupport"]),
+        .testTarget(name: "ChattFeedTests", dependencies: ["ChangeLog", "ChattFeed", "ChattModel", "TestSupport", "Locking"]),
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),

@@ -39,7 +39,8 @@ public final class ChangeLog: Sendable {
         repository.observeCommits { [flights] in flights.ask() }
     }
 
-    /// Adds `follower`: it is told every change from the next flight on, after those added before it.
+    /// Adds `follower`: it is told every change from the next flight on, after those added before it; added once the
+    /// log has started, its first change is a start at where the log stands.
     public func follow(with follower: any LogFollower) {
         reader.add(follower)
     }
@@ -68,7 +69,7 @@ public final class ChangeLog: Sendable {
     /// process's commits among it); returns where the log stands then. A read of the store that failed is tried
     /// again. `.unavailable` when the store cannot be read, or not by `deadline`.
     public func caughtUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
-        var ticket = flights.asked
+        var ticket = flights.asked ?? flights.ask()
         if flights.isSettled, case .failure? = flights.landed() { ticket = flights.ask() }
         return try await outcome(of: ticket, before: deadline)
     }

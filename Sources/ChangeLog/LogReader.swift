@@ -6,6 +6,8 @@ import Locking
 final class LogReader: Sendable {
     private struct State {
         var followers: [any LogFollower] = []
+        /// Followers added since the log started, to be told where it stands before anything else.
+        var newcomers: [any LogFollower] = []
         var position: LogPosition?
         var epoch: Int64 = 0
     }
@@ -24,7 +26,13 @@ final class LogReader: Sendable {
     }
 
     func add(_ follower: any LogFollower) {
-        state.withLock { $0.followers.append(follower) }
+        state.withLock { state in
+            if state.position == nil {
+                state.followers.append(follower)
+            } else {
+                state.newcomers.append(follower)
+            }
+        }
     }
 
     var position: LogPosition? {
@@ -39,6 +47,7 @@ final class LogReader: Sendable {
             guard var position = standing, newest.epoch == epoch else {
                 return .success(try await restart(at: newest))
             }
+            try await welcomeNewcomers(at: LogTick(tick: position.tick, token: position.token, epoch: epoch), position)
             while true {
                 let read = try await repository.log(after: position, limit: pageSize, before: deadline())
                 // Invariant: a read that found any tick has an end.
@@ -66,31 +75,63 @@ final class LogReader: Sendable {
     private func restart(at tick: LogTick) async throws(RepositoryError) -> LogPosition {
         let recent = try await recentSlice(before: tick)
         let position = recent?.end ?? tick.position()
-        state.withLock { state in
+        let followers = state.withLock { state in
             state.position = position
             state.epoch = tick.epoch
+            state.followers += state.newcomers
+            state.newcomers = []
+            return state.followers
         }
-        await tell(.restarted(LogStart(position: position, epoch: tick.epoch, recent: recent)))
-        await tell(.settled(position))
+        let start = LogStart(position: position, epoch: tick.epoch, recent: recent)
+        await tell(.restarted(start), to: followers)
+        await tell(.settled(position), to: followers)
         return position
     }
 
-    /// The last `backfillTicks` ticks up to `tick` and any after it, when one read holds them whole, all of
-    /// `tick`'s epoch, from a tick the store still has; else nil.
-    private func recentSlice(before tick: LogTick) async throws(RepositoryError) -> LogSlice? {
+    /// Tells the followers added since the log started where it stands (`position`, in `tick`), with the recent
+    /// ticks before it, so that they begin where the others are.
+    private func welcomeNewcomers(at tick: LogTick, _ position: LogPosition) async throws(RepositoryError) {
+        guard state.withLock({ !$0.newcomers.isEmpty }) else { return }
+        let recent = try await recentSlice(before: tick, upTo: position)
+        let newcomers = state.withLock { state in
+            defer {
+                state.followers += state.newcomers
+                state.newcomers = []
+            }
+            return state.newcomers
+        }
+        await tell(.restarted(LogStart(position: position, epoch: tick.epoch, recent: recent)), to: newcomers)
+    }
+
+    /// The last `backfillTicks` ticks up to `tick`, when one read holds them whole, all of `tick`'s epoch, from a
+    /// tick the store still has; else nil. The slice goes on past `tick` to the newest tick read, or stops at
+    /// `limit` (a position in `tick`).
+    private func recentSlice(
+        before tick: LogTick, upTo limit: LogPosition? = nil
+    ) async throws(RepositoryError) -> LogSlice? {
         guard backfillTicks > 0, tick.tick > 1 else { return nil }
         let from = max(1, tick.tick - backfillTicks)
         // The token is not known, and not checked: the first tick read is taken only if it is `from` itself.
         let read = try await repository.log(
             after: LogPosition(tick: from, token: 0), limit: pageSize, before: deadline())
         guard !read.isCut, let first = read.ticks.first, first.tick.tick == from, let end = read.end,
-            read.ticks.allSatisfy({ $0.tick.epoch == tick.epoch }), !end.precedes(tick.position())
+            read.ticks.allSatisfy({ $0.tick.epoch == tick.epoch }), read.ticks.contains(where: { $0.tick == tick })
         else { return nil }
-        return LogSlice(start: first.tick.position(), ticks: Array(read.ticks.dropFirst()), end: end)
+        var ticks = Array(read.ticks.dropFirst())
+        if let limit {
+            ticks = ticks.filter { $0.tick.tick <= limit.tick }.map { held in
+                TickChatts(tick: held.tick, chatts: held.chatts.filter { limit.holds(tick: held.tick.tick, seq: $0.sequence) })
+            }
+        }
+        return LogSlice(start: first.tick.position(), ticks: ticks, end: limit ?? end)
     }
 
     private func tell(_ change: LogChange) async {
-        for follower in state.withLock({ $0.followers }) { await follower.follow(change) }
+        await tell(change, to: state.withLock { $0.followers })
+    }
+
+    private func tell(_ change: LogChange, to followers: [any LogFollower]) async {
+        for follower in followers { await follower.follow(change) }
     }
 
     private func deadline() -> ContinuousClock.Instant {

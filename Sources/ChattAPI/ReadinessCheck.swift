@@ -22,6 +22,9 @@ final class ReadinessCheck: Sendable {
         flights = SingleFlight(now: now) { await ping(now() + patience) }
     }
 
+    /// Callers waiting for the check in flight (for tests).
+    var waitingCount: Int { flights.waiterCount }
+
     /// The database's readiness: a fresh outcome if there is one, else that of the check in flight, else of a new
     /// one; `.unavailable` when none comes by `deadline`.
     func outcome(before deadline: ContinuousClock.Instant) async -> Outcome {

@@ -8,7 +8,7 @@ public protocol ChattRepository: Sendable {
     /// on a thread of the repository's choosing (the caller's, when it knows at once).
     func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<Void, RepositoryError>) -> Void)
     /// Tells `observer` of each batch of posts that committed (or may have: its outcome unknown), once, before any
-    /// of its posts is answered. One observer: a later call replaces it.
+    /// of its posts is answered; as it tells every observer added before.
     func observeCommits(_ observer: @escaping @Sendable () -> Void)
     /// Makes a tick of the change log if the store holds anything the newest one does not (chatts committed since,
     /// or an edit), and returns the newest tick. `.unavailable` once `deadline` has passed.

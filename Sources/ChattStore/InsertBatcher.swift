@@ -40,7 +40,7 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
     /// Runs the batches' tasks on the store's loop, where the machine lives.
     private let executor: DispatchTaskExecutor
     private let observe: @Sendable (BatchEvent) -> Void
-    private let committed = Locked<@Sendable () -> Void>({})
+    private let committed = Locked<[@Sendable () -> Void]>([])
     private var machine: Machine
     /// Actions not yet performed, in order.
     private var pending: [Machine.Action] = []
@@ -64,9 +64,9 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
     }
 
     /// Tells `observer`, on the store's loop, of each batch that stored something or may have (its outcome
-    /// unknown), once, before any of its inserts is completed. Replaces the one before.
+    /// unknown), once, before any of its inserts is completed; as every observer added before.
     func observeCommits(_ observer: @escaping @Sendable () -> Void) {
-        committed.withLock { $0 = observer }
+        committed.withLock { $0.append(observer) }
     }
 
     /// Stores `chatt`; `completion` runs on the store's loop once the batch holding it has committed and been
@@ -139,7 +139,7 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
                 perform(machine.batchInserted(number))
             }
             pool.release(connection)
-            if outcomes.contains(where: Self.mayHaveStored) { committed.withLock { $0 }() }
+            if outcomes.contains(where: Self.mayHaveStored) { committed.withLock { $0 }.forEach { $0() } }
             observe(.settled(number))
             perform(machine.batchSettled(number, SettledBatch(inserts: batch, outcomes: outcomes)))
         }

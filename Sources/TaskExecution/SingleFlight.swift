@@ -53,9 +53,15 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         Ticket(flight: transition { $0.current() })
     }
 
-    /// Every flight asked for so far: waiting for it waits until all have landed.
-    public var asked: Ticket {
-        Ticket(flight: shell.withLock { $0.state.asked })
+    /// The newest flight asked for so far: waiting for it waits until all have landed. Nil before any was.
+    public var asked: Ticket? {
+        let flight = shell.withLock { $0.state.asked }
+        return flight == 0 ? nil : Ticket(flight: flight)
+    }
+
+    /// How many callers wait for a flight.
+    public var waiterCount: Int {
+        shell.withLock { $0.state.waiterCount }
     }
 
     /// Whether every flight asked for has landed.

@@ -145,9 +145,9 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         let first = router.respond(to: request(.GET, "/getmaps"))
         let second = router.respond(to: request(.GET, "/getmaps/"))
         #expect(first == second)
-        #expect(repository.snapshotReads == 1)
+        #expect(repository.fullReads == 1)
         _ = router.respond(to: request(.GET, "/getchatts"))
-        #expect(repository.snapshotReads == 2)
+        #expect(repository.fullReads == 2)
     }
 
     @Test func aNewPostInvalidatesTheCachedFeeds() {

@@ -18,7 +18,7 @@ import Testing
         let queue = DispatchQueue(label: "read-miss-tests")
         let router = ChattRouter(
             feed: ChattFeed(repository: repository), executor: DispatchTaskExecutor(queue: queue))
-        let gate = repository.holdNextSnapshot()
+        let gate = repository.holdNextFullRead()
         let answers = Locked<[HTTPResponse]>([])
         let answered = DispatchGroup()
         for _ in 0..<200 {
@@ -36,7 +36,7 @@ import Testing
         queue.sync {}
         await gate.waitUntilEntered()
         #expect(answers.withLock { $0.isEmpty }, "all wait for the held read")
-        #expect(repository.snapshotReads == 1, "one read of the store for all of them")
+        #expect(repository.fullReads == 1, "one read of the store for all of them")
         gate.release()
         answered.wait()
         let bodies = answers.withLock { $0.map(\.body.bytes) }

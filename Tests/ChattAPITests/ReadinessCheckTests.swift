@@ -30,11 +30,12 @@ import Testing
 
     /// A deadline no test reaches.
     static let farOff = ContinuousClock.now + .seconds(3600)
-    let clock = Locked(100.0)
+    let clock = Locked(ContinuousClock.now)
     let held = HeldPing()
 
     func check() -> ReadinessCheck {
-        ReadinessCheck(freshness: 1, now: { [clock] in clock.withLock { $0 } }, ping: { [held] in await held.ping($0) })
+        ReadinessCheck(
+            freshness: .seconds(1), now: { [clock] in clock.withLock { $0 } }, ping: { [held] in await held.ping($0) })
     }
 
     /// Spins (without sleeping) until `condition` holds.
@@ -46,7 +47,7 @@ import Testing
         let readiness = check()
         await withTaskGroup(of: ReadinessCheck.Outcome.self) { group in
             for _ in 0..<50 { group.addTask { await readiness.outcome(before: Self.farOff) } }
-            await until { held.holding == 1 && readiness.waitingCount == 49 }
+            await until { held.holding == 1 && readiness.waitingCount == 50 }
             held.release(.success(()))
             var outcomes = 0
             for await outcome in group {
@@ -64,10 +65,10 @@ import Testing
         await until { held.holding == 1 }
         held.release(.success(()))
         _ = await first
-        clock.withLock { $0 += 0.9 }
+        clock.withLock { $0 += .milliseconds(900) }
         _ = await readiness.outcome(before: Self.farOff)
         #expect(held.calls == 1, "within the second: reused")
-        clock.withLock { $0 += 0.1 }
+        clock.withLock { $0 += .milliseconds(101) }
         async let later = readiness.outcome(before: Self.farOff)
         await until { held.holding == 1 }
         #expect(held.calls == 2, "a second later: asked again")
@@ -79,7 +80,7 @@ import Testing
         let readiness = check()
         async let first = readiness.outcome(before: Self.farOff)
         async let second = readiness.outcome(before: Self.farOff)
-        await until { held.holding == 1 && readiness.waitingCount == 1 }
+        await until { held.holding == 1 && readiness.waitingCount == 2 }
         held.release(.failure(.unavailable("connection refused")))
         let outcomes = await [first, second, readiness.outcome(before: Self.farOff)]
         for outcome in outcomes {

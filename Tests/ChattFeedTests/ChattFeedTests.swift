@@ -21,7 +21,8 @@ private func messages(_ feed: EncodedFeed) -> [String] {
     }
 }
 
-/// Generations, trust, single flight and invalidation of the feed feeds.
+/// The feeds following the change log of a store kept in memory: trust, reads that wait for the log, full reads
+/// shared by the readers that need them, and appends.
 @Suite struct ChattFeedTests {
     let repository = InMemoryChattRepository()
     let feeds: ChattFeed
@@ -30,134 +31,110 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         feeds = ChattFeed(repository: repository)
     }
 
-    @Test func untrustedReadsAskTheVersionEveryTimeAndReReadOnlyWhenItChanged() async throws {
-        try await repository.add(chatt(1))
-        _ = try await feeds.read(.maps)
-        _ = try await feeds.read(.maps)
-        #expect(repository.versionReads == 2)
-        #expect(repository.snapshotReads == 1)
-        // A change nobody announced (another process, an operator) is still seen through the version.
-        try await repository.add(chatt(2))
-        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
-        #expect(repository.snapshotReads == 2)
-        #expect(feeds.currentFeed(.maps) == nil, "nothing is served without a check while untrusted")
+    /// Commits `chatt` as another writer would: nobody is told.
+    private func commitElsewhere(_ serial: Int) {
+        repository.storeCommitted(chatt(serial), timestamp: "2026-03-25T08:11:59.\(200_000 + serial)Z")
     }
 
-    @Test func trustedReadsTouchNoDatabaseUntilInvalidated() async throws {
+    @Test func untrustedReadsTickEveryTimeAndReadInFullOnlyOnce() async throws {
+        try await repository.add(chatt(1))
+        _ = try await feeds.read(.maps)
+        let ticks = repository.tickCalls
+        _ = try await feeds.read(.maps)
+        #expect(repository.tickCalls == ticks + 1, "a read that trusts no notice has the store ticked")
+        // A change nobody announced (another process, an operator) is still seen, and appended.
+        commitElsewhere(2)
+        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
+        #expect(repository.fullReads == 1)
+        #expect(feeds.readyAnswer(.maps, { $0 }) == nil, "nothing is served without a tick while untrusted")
+    }
+
+    @Test func trustedReadsTouchNoDatabaseOnceTheLogIsCaughtUp() async throws {
         feeds.listening(true)
         try await repository.add(chatt(1))
         let first = try await feeds.read(.maps)
+        let ticks = repository.tickCalls
         let second = try await feeds.read(.maps)
         #expect(first === second)
-        #expect(feeds.currentFeed(.maps) === first)
-        #expect(repository.versionReads == 0 && repository.snapshotReads == 1)
-        // Trusted means relying on invalidate(): an unannounced change is not looked for...
-        try await repository.add(chatt(2))
+        #expect(feeds.readyAnswer(.maps, { $0 }) === first)
+        #expect(repository.tickCalls == ticks && repository.fullReads == 1)
+        // Trusted means relying on notices: an unannounced change is not looked for...
+        commitElsewhere(2)
         #expect(messages(try await feeds.read(.maps)) == ["message 1"])
-        // ...and an announced one is.
-        feeds.invalidate()
-        #expect(feeds.currentFeed(.maps) == nil)
+        // ...and an announced one is, and appended.
+        feeds.log.noticed()
         #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
-        #expect(repository.versionReads == 0 && repository.snapshotReads == 2)
+        #expect(repository.fullReads == 1)
     }
 
-    @Test func theTwoFeedsAreCachedSeparately() async throws {
+    @Test func aReaderAfterAPostOfThisProcessSeesItWithoutANotice() async throws {
         feeds.listening(true)
+        _ = try await feeds.read(.chatts)
+        try await repository.add(chatt(1))
+        #expect(messages(try await feeds.read(.chatts)) == ["message 1"])
+    }
+
+    @Test func eachFeedIsReadInFullWhenFirstAskedForAndBothFollowTheLogAfter() async throws {
+        feeds.listening(true)
+        try await repository.add(chatt(1))
         _ = try await feeds.read(.maps)
-        #expect(feeds.currentFeed(.chatts) == nil)
+        #expect(feeds.readyAnswer(.chatts, { $0 }) == nil)
         _ = try await feeds.read(.chatts)
         _ = try await feeds.read(.maps)
-        #expect(repository.snapshotReads == 2)
-    }
-
-    @Test func everyChangeOfTrustInvalidates() async throws {
-        let start = feeds.generation
-        feeds.listening(true)
-        _ = try await feeds.read(.maps)
-        #expect(feeds.generation == start + 1 && feeds.currentFeed(.maps) != nil)
-        feeds.listening(true)
-        #expect(feeds.generation == start + 1, "no change, no invalidation")
-        feeds.listening(false)
-        feeds.listening(true)
-        #expect(feeds.generation == start + 3)
-        #expect(feeds.currentFeed(.maps) == nil, "notifications may have been missed while untrusted")
-    }
-
-    @Test func anInvalidationDuringTheQueryLeavesItsResultStale() async throws {
-        feeds.listening(true)
-        try await repository.add(chatt(1))
-        let gate = repository.holdNextSnapshot()
-        let leader = reading(.maps)
-        await gate.waitUntilEntered()
+        #expect(repository.fullReads == 2)
         try await repository.add(chatt(2))
-        feeds.invalidate()
-        gate.release()
-        // The leader's caller arrived before the post, so the older rows are right for it...
-        #expect(await leader.value.map(messages) == ["message 1"])
-        // ...but they are stale from the moment of the invalidation, and never served again.
-        #expect(feeds.currentFeed(.maps) == nil)
-        #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
-        #expect(repository.snapshotReads == 2)
+        let maps = try await feeds.read(.maps)
+        let chatts = try await feeds.read(.chatts)
+        #expect(messages(maps) == ["message 1", "message 2"] && messages(chatts) == messages(maps))
+        #expect(maps.position == chatts.position && repository.fullReads == 2)
     }
 
-    @Test func concurrentReadersOfAStaleFeedShareOneQuery() async throws {
+    @Test func anEditReadsEveryFeedHeldInFullAgain() async throws {
         feeds.listening(true)
         try await repository.add(chatt(1))
-        let gate = repository.holdNextSnapshot()
-        let leader = reading(.maps)
+        _ = try await feeds.read(.maps)
+        _ = try await feeds.read(.chatts)
+        repository.edit()
+        commitElsewhere(2)
+        feeds.log.noticed()
+        #expect(messages(try await feeds.read(.chatts)) == ["message 1", "message 2"])
+        #expect(repository.fullReads == 3, "one read for both feeds")
+    }
+
+    @Test func aChattThatSortsAmongTheSettledRowsIsPlacedByAFullRead() async throws {
+        feeds.listening(true)
+        for serial in 1...20 { try await repository.add(chatt(serial)) }
+        _ = try await feeds.read(.maps)
+        // Began before all of them, committed after: another process's long transaction.
+        repository.storeCommitted(chatt(0), timestamp: "2026-03-25T08:11:59.000000Z")
+        feeds.log.noticed()
+        let feed = try await feeds.read(.maps)
+        #expect(messages(feed) == (0...20).map { "message \($0)" })
+        #expect(repository.fullReads == 2)
+    }
+
+    @Test func readersOfAFeedNotReadYetShareOneFullRead() async throws {
+        feeds.listening(true)
+        try await repository.add(chatt(1))
+        let gate = repository.holdNextFullRead()
+        let first = reading(.maps)
         await gate.waitUntilEntered()
-        let followers = (0..<16).map { _ in reading(.maps) }
-        // Give the followers time to find the rebuild in progress; whenever they arrive, one query must do.
-        try await Task.sleep(for: .milliseconds(200))
+        // Whenever the others come, before or after the read ends, it is the only one.
+        let others = (0..<16).map { _ in reading(.maps) }
         gate.release()
-        let served = await served(by: [leader] + followers)
+        let served = await served(by: [first] + others)
         #expect(served.count == 17)
         #expect(served.allSatisfy { $0 === served[0] })
-        #expect(repository.snapshotReads == 1)
+        #expect(repository.fullReads == 1)
     }
 
-    @Test func readersThatArriveAfterAnInvalidationWaitForANewerQuery() async throws {
-        feeds.listening(true)
-        try await repository.add(chatt(1))
-        let gate = repository.holdNextSnapshot()
-        let leader = reading(.maps)
-        await gate.waitUntilEntered()
-        // A post lands and invalidates while the old query runs; its author then reads.
-        try await repository.add(chatt(2))
-        feeds.invalidate()
-        let readers = (0..<8).map { _ in reading(.maps) }
-        try await Task.sleep(for: .milliseconds(200))
-        gate.release()
-        _ = await leader.value
-        var seen: [[String]] = []
-        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
-        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
-        #expect(repository.snapshotReads == 2, "one newer query for all of them")
-    }
-
-    @Test func aFailedQueryFailsItsWaitersAndTheNextReadRetries() async throws {
+    @Test func aFailedReadFailsItsReadersAndTheNextReadTriesAgain() async throws {
         feeds.listening(true)
         repository.fail(with: .unavailable("down"))
         await #expect(throws: RepositoryError.unavailable("down")) { try await feeds.read(.maps) }
-        #expect(feeds.currentFeed(.maps) == nil)
+        #expect(feeds.readyAnswer(.maps, { $0 }) == nil)
         repository.fail(with: nil)
         #expect(messages(try await feeds.read(.maps)) == [])
-    }
-
-    @Test func untrustedReadersShareAQueryForANewVersion() async throws {
-        try await repository.add(chatt(1))
-        _ = try await feeds.read(.chatts)
-        try await repository.add(chatt(2))
-        let gate = repository.holdNextSnapshot()
-        let readers = (0..<8).map { _ in reading(.chatts) }
-        await gate.waitUntilEntered()
-        try await Task.sleep(for: .milliseconds(200))
-        gate.release()
-        var seen: [[String]] = []
-        for reader in readers { seen.append(await reader.value.map(messages) ?? []) }
-        #expect(seen == Array(repeating: ["message 1", "message 2"], count: 8))
-        #expect(repository.snapshotReads == 2)
-        #expect(repository.versionReads == 9)
     }
 
     /// A reader of `kind` in a task of its own: the feed it was given, or nil when it failed.

@@ -1,3 +1,4 @@
+import ChangeLog
 @testable import ChattFeed
 import ChattModel
 import JSON
@@ -26,7 +27,7 @@ func expectSameAsRebuilt(
     #expect(feed.identity.etag == reference.identity.etag, sourceLocation: sourceLocation)
     #expect(await feed.gzipped().body == reference.gzipped().body, sourceLocation: sourceLocation)
     #expect(await feed.gzipped().etag == reference.gzipped().etag, sourceLocation: sourceLocation)
-    #expect(feed.rowCount == reference.rowCount && feed.version == reference.version, sourceLocation: sourceLocation)
+    #expect(feed.rowCount == reference.rowCount && feed.position == reference.position, sourceLocation: sourceLocation)
     let count = feed.rowCount
     for range in [0..<count, 0..<min(1, count), (count / 2)..<count, max(0, count - 3)..<count] {
         #expect(feed.rows(range) == reference.rows(range), "\(range)", sourceLocation: sourceLocation)
@@ -37,7 +38,7 @@ func expectSameAsRebuilt(
     }
 }
 
-/// Taking commits into the cached feed instead of re-reading the store.
+/// Taking the log's chatts into the feed instead of reading the store in full.
 @Suite struct FeedAppendTests {
     let repository = InMemoryChattRepository()
     let feeds: ChattFeed
@@ -51,111 +52,40 @@ func expectSameAsRebuilt(
     func appendedFeedsAreByteIdenticalToARebuiltOne(_ kind: ChattFeed.Kind) async throws {
         _ = try await feeds.read(kind)
         var serial = 0
-        // Batches of every size, past the tail, so that rows settle in the lineage on the way.
+        // Ticks of every size, past the tail, so that rows settle in the lineage on the way.
         for size in [1, 2, 1, 5, 13, 1, 1, 30, 3, 8, 9, 1] {
-            var rows: [SequencedChatt] = []
             for _ in 0..<size {
                 serial += 1
-                rows += try await repository.add(variedChatt(serial)).chatts
+                repository.storeCommitted(variedChatt(serial), timestamp: timestamp(serial))
             }
-            feeds.append(ChattBatch(rows))
-            let feed = try #require(feeds.currentFeed(kind), "appended, so current with no read")
+            feeds.log.noticed()
+            let feed = try await feeds.read(kind)
             try await expectSameAsRebuilt(feed, kind, repository)
         }
-        #expect(repository.snapshotReads == 1 + 12, "one full read, then only the references")
-        #expect(repository.deltaReads == 0)
+        #expect(repository.fullReads == 1 + 12, "one full read, then only the references")
     }
 
-    @Test func aPostsBatchIsTakenInOnceWhicheverOfItsPostsComesFirst() async throws {
+    @Test func aTickLargerThanALogPageIsAppendedPageByPage() async throws {
+        let feeds = ChattFeed(repository: repository, log: ChangeLog(repository: repository, pageSize: 7))
+        feeds.listening(true)
         _ = try await feeds.read(.maps)
-        var rows: [SequencedChatt] = []
-        for serial in 1...3 { rows += try await repository.add(variedChatt(serial)).chatts }
-        let batch = ChattBatch(rows)
-        feeds.append(batch)
-        let generation = feeds.generation
-        feeds.append(batch)
-        feeds.append(batch)
-        #expect(feeds.generation == generation, "the other posts of a batch change nothing")
-        try await expectSameAsRebuilt(try #require(feeds.currentFeed(.maps)), .maps, repository)
-    }
-
-    @Test func batchesTakenInOutOfCommitOrderAreCaughtUpInsteadOfAppended() async throws {
-        _ = try await feeds.read(.chatts)
-        let first = try await repository.add(variedChatt(1))
-        let second = try await repository.add(variedChatt(2))
-        // The second commit's post runs first: the feed lacks the first, so it could not name its position.
-        feeds.append(second)
-        #expect(feeds.currentFeed(.chatts) == nil, "left for the next read")
-        feeds.append(first)
-        let feed = try await feeds.read(.chatts)
-        #expect(repository.snapshotReads == 1 && repository.deltaReads == 1, "caught up, not read again")
-        #expect(feed.position == repository.clock && feed.rowCount == 2)
-        try await expectSameAsRebuilt(feed, .chatts, repository)
-    }
-
-    @Test func anAppendIsPublishedWhenTheBatchFollowsTheFeedsPositionDirectly() async throws {
-        _ = try await feeds.read(.maps)
-        #expect(feeds.currentFeed(.maps)?.position == CommitPosition(epoch: 1, count: 0))
-        let batch = try await repository.add(variedChatt(1))
-        #expect(batch.previous == 0 && batch.position == CommitPosition(epoch: 1, count: 1))
-        feeds.append(batch)
-        let feed = try #require(feeds.currentFeed(.maps), "appended, so current with no read")
-        #expect(feed.position == batch.position && feed.position == repository.clock)
-        try await expectSameAsRebuilt(feed, .maps, repository)
-        #expect(repository.deltaReads == 0)
-    }
-
-    @Test func anAppendAfterAnotherWritersCommitIsLeftForACatchUpThatStillShowsThePost() async throws {
-        try await repository.add(variedChatt(1))
-        _ = try await feeds.read(.maps)
-        // Another process commits, its notice not yet here; then this process's post commits after it.
-        repository.storeCommitted(variedChatt(2), timestamp: "2026-03-25T08:11:59.100002Z")
-        let own = try await repository.add(variedChatt(3))
-        #expect(own.previous == 2 && feeds.currentFeed(.maps)?.position.count == 1)
-        feeds.append(own)
-        #expect(feeds.currentFeed(.maps) == nil, "the feed would hold 3 without 2: not published")
+        for serial in 1...50 { repository.storeCommitted(variedChatt(serial), timestamp: timestamp(serial)) }
+        feeds.log.noticed()
         let feed = try await feeds.read(.maps)
-        #expect(feed.rowCount == 3, "read your writes")
-        #expect(feed.position == repository.clock && feed.position.count == 3)
-        #expect(repository.deltaReads == 1 && repository.snapshotReads == 1)
+        #expect(feed.position == repository.newestTick.position())
         try await expectSameAsRebuilt(feed, .maps, repository)
-    }
-
-    @Test func anAppendFromAnotherEpochIsLeftForARead() async throws {
-        try await repository.add(variedChatt(1))
-        _ = try await feeds.read(.chatts)
-        // An operator's edit moved the epoch, its notice not yet here.
-        repository.edit()
-        let own = try await repository.add(variedChatt(2))
-        #expect(own.position == CommitPosition(epoch: 2, count: 2) && own.previous == 1)
-        feeds.append(own)
-        #expect(feeds.currentFeed(.chatts) == nil)
-        feeds.invalidate()
-        let feed = try await feeds.read(.chatts)
-        #expect(feed.rowCount == 2 && feed.position == CommitPosition(epoch: 2, count: 2))
-    }
-
-    @Test func aBatchTheFeedHoldsAlreadyLeavesItsBytesAndPosition() async throws {
-        _ = try await feeds.read(.maps)
-        let batch = try await repository.add(variedChatt(1))
-        // Its notice came first (as from a listener that heard it) and a read caught up.
-        feeds.chattsAdded()
-        let caughtUp = try await feeds.read(.maps)
-        #expect(caughtUp.position == batch.position)
-        feeds.append(batch)
-        let feed = try #require(feeds.currentFeed(.maps))
-        #expect(feed.position == batch.position && feed.identity.etag == caughtUp.identity.etag)
+        #expect(repository.fullReads == 1 + 1)
     }
 
     @Test func aRowCommittedLateByAnotherWriterGoesInItsPlaceAmongTheNewest() async throws {
         for serial in 1...20 { try await repository.add(variedChatt(serial)) }
         _ = try await feeds.read(.maps)
-        feeds.append(try await repository.add(variedChatt(21)))
+        try await repository.add(variedChatt(21))
         // Another process's transaction began before chatt 21's and committed after it: it sorts before 21.
         repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100020Z")
-        feeds.chattsAdded()
+        feeds.log.noticed()
         let feed = try await feeds.read(.maps)
-        #expect(repository.snapshotReads == 1 && repository.deltaReads == 1, "caught up, not read again")
+        #expect(repository.fullReads == 1, "appended, not read again")
         try await expectSameAsRebuilt(feed, .maps, repository)
     }
 
@@ -163,107 +93,48 @@ func expectSameAsRebuilt(
         for serial in 1...40 { try await repository.add(variedChatt(serial)) }
         _ = try await feeds.read(.maps)
         repository.storeCommitted(variedChatt(99), timestamp: "2026-03-25T08:11:59.100002Z")
-        feeds.chattsAdded()
+        feeds.log.noticed()
         let feed = try await feeds.read(.maps)
         try await expectSameAsRebuilt(feed, .maps, repository)
-        #expect(repository.deltaReads == 1 && repository.snapshotReads == 2 + 1, "the count told: read in full")
+        #expect(repository.fullReads == 2 + 1)
     }
 
-    @Test func anAnnouncedInsertIsCaughtUpWithTheNewRowsOnly() async throws {
-        for serial in 1...3 { try await repository.add(variedChatt(serial)) }
-        _ = try await feeds.read(.chatts)
-        for serial in 4...6 { try await repository.add(variedChatt(serial)) }
-        feeds.chattsAdded()
-        #expect(feeds.currentFeed(.chatts) == nil)
-        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
-        #expect(repository.snapshotReads == 1 + 1 && repository.deltaReads == 1)
-        // Nothing new since: a catch-up that finds nothing keeps the same bytes.
-        feeds.chattsAdded()
-        let again = try await feeds.read(.chatts)
-        #expect(again.identity.body.bytes == ChattRowEncoder.chattsRows(repository.chatts))
-    }
-
-    @Test func asManyNewRowsAsACatchUpTakesAreCaughtUpAndOneMoreIsReadInFull() async throws {
-        let feeds = ChattFeed(repository: repository, catchUpLimit: 4)
-        feeds.listening(true)
-        _ = try await feeds.read(.chatts)
-        for serial in 1...4 { try await repository.add(variedChatt(serial)) }
-        feeds.chattsAdded()
-        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
-        #expect(repository.deltaReads == 1 && repository.snapshotReads == 1 + 1, "caught up")
-        for serial in 5...9 { try await repository.add(variedChatt(serial)) }
-        feeds.chattsAdded()
-        try await expectSameAsRebuilt(try await feeds.read(.chatts), .chatts, repository)
-        #expect(repository.deltaReads == 2 && repository.snapshotReads == 2 + 1 + 1, "a bulk insert: read in full")
-    }
-
-    @Test func aStaleFeedIsNotAppendedToButReadAfterwards() async throws {
+    @Test func aLogTickWithNothingNewKeepsTheSameBytesAndMovesOn() async throws {
         try await repository.add(variedChatt(1))
-        _ = try await feeds.read(.maps)
-        // An operator's DELETE was announced; a post then lands before anyone read.
-        feeds.invalidate()
-        feeds.append(try await repository.add(variedChatt(2)))
-        #expect(feeds.currentFeed(.maps) == nil)
-        try await expectSameAsRebuilt(try await feeds.read(.maps), .maps, repository)
-        #expect(repository.snapshotReads == 2 + 1 && repository.deltaReads == 0, "an edit means a full read")
+        let first = try await feeds.read(.chatts)
+        feeds.log.noticed()
+        let again = try await feeds.read(.chatts)
+        #expect(again.identity.etag == first.identity.etag && again.position == first.position)
     }
 
     @Test func aPostIsInTheFeedBeforeItsAnswerEvenWhenTheFeedWasBeingRead() async throws {
         try await repository.add(variedChatt(1))
-        let gate = repository.holdNextSnapshot()
+        let gate = repository.holdNextFullRead()
         let leader = Task { [feeds] in _ = try? await feeds.read(.maps) }
         await gate.waitUntilEntered()
-        // The post commits and is taken in while the read that began before it is still running.
-        feeds.append(try await repository.add(variedChatt(2)))
+        // The post commits while the read that began before it is still running.
+        let posted = Task { [repository] in try await repository.add(variedChatt(2)) }
         gate.release()
         await leader.value
+        try await posted.value
         let feed = try await feeds.read(.maps)
         #expect(feed.rowCount == 2, "the older read must not be served after the post")
     }
 
-    @Test func untrustedReadsServeTheAppendedFeedAfterTheVersionCheck() async throws {
-        let untrusted = ChattFeed(repository: repository)
-        try await repository.add(variedChatt(1))
-        _ = try await untrusted.read(.maps)
-        untrusted.append(try await repository.add(variedChatt(2)))
-        let feed = try await untrusted.read(.maps)
-        #expect(feed.rowCount == 2)
-        #expect(repository.snapshotReads == 1 && repository.versionReads == 2)
-        // A change the version shows and no one announced is still read in full.
-        try await repository.add(variedChatt(3))
-        #expect(try await untrusted.read(.maps).rowCount == 3)
-        #expect(repository.snapshotReads == 2)
-    }
-
-    @Test func aLostNotificationFallsBackToTheVersionCheck() async throws {
+    @Test func aLostNoticeIsCaughtByTheLogsCheck() async throws {
         try await repository.add(variedChatt(1))
         _ = try await feeds.read(.maps)
         // Another process committed, then died before announcing it.
-        try await repository.add(variedChatt(2))
-        let store = try await repository.version(before: .now + .seconds(60))
-        feeds.audit(storeVersion: store)
-        #expect(feeds.currentFeed(.maps)?.rowCount == 1, "one check apart could be an announcement on its way")
-        feeds.audit(storeVersion: store)
-        #expect(feeds.currentFeed(.maps) == nil, "behind at two checks in a row: a notification was lost")
-        let feed = try await feeds.read(.maps)
-        #expect(feed.rowCount == 2)
-        #expect(repository.deltaReads == 1 && repository.snapshotReads == 1, "caught up, the count checked")
-        feeds.audit(storeVersion: store)
-        feeds.audit(storeVersion: store)
-        #expect(feeds.currentFeed(.maps) != nil, "in step: nothing to do")
+        repository.storeCommitted(variedChatt(2), timestamp: timestamp(2))
+        #expect(try await feeds.read(.maps).rowCount == 1, "trusted: nothing told of it yet")
+        feeds.log.check()
+        #expect(try await feeds.read(.maps).rowCount == 2)
+        #expect(repository.fullReads == 1, "appended")
     }
 
-    @Test func aReadBetweenTwoChecksClearsTheSuspicion() async throws {
-        try await repository.add(variedChatt(1))
-        _ = try await feeds.read(.maps)
-        try await repository.add(variedChatt(2))
-        feeds.audit(storeVersion: try await repository.version(before: .now + .seconds(60)))
-        // The announcement arrived after all, and a read caught up: then the store moved on again.
-        feeds.chattsAdded()
-        _ = try await feeds.read(.maps)
-        try await repository.add(variedChatt(3))
-        feeds.audit(storeVersion: try await repository.version(before: .now + .seconds(60)))
-        #expect(feeds.currentFeed(.maps) != nil, "a counted read came between the two checks")
+    /// A timestamp after every `add`'s in a test, in the order of `serial`.
+    private func timestamp(_ serial: Int) -> String {
+        "2026-03-25T08:11:59.\(300_000 + serial)Z"
     }
 }
 
@@ -276,8 +147,8 @@ func expectSameAsRebuilt(
         _ = try await feeds.read(.maps)
         var versions: [EncodedFeed] = []
         for serial in 1...20 {
-            feeds.append(try await repository.add(variedChatt(serial)))
-            versions.append(try #require(feeds.currentFeed(.maps)))
+            try await repository.add(variedChatt(serial))
+            versions.append(try await feeds.read(.maps))
         }
         let newest = await versions[19].gzipped()
         // The stream has gone past version 5's rows: a newer version is as good for whoever held version 5.
@@ -293,13 +164,9 @@ func expectSameAsRebuilt(
         let feeds = ChattFeed(repository: repository)
         feeds.listening(true)
         _ = try await feeds.read(.maps)
-        // Posts are taken in on threads of their own, as the store's loop takes them in, beside the readers' tasks.
+        // Posts on threads of their own, as the store's loop answers them, beside the readers' tasks.
         let posters = onThreads(4) { thread in
-            for index in 0..<40 {
-                repository.add(variedChatt(thread * 1000 + index)) { outcome in
-                    if case .success(let batch) = outcome { feeds.append(batch) }
-                }
-            }
+            for index in 0..<40 { repository.add(variedChatt(thread * 1000 + index)) { _ in } }
         }
         await withTaskGroup(of: Void.self) { readers in
             for thread in 0..<4 {

@@ -1,15 +1,16 @@
+import ChangeLog
 @testable import ChattFeed
 import ChattModel
 import TestSupport
 import Testing
 
-/// A reader waits for another's read of the store only until its own deadline.
+/// A reader waits for the store, read by the change log for everyone, only until its own deadline.
 @Suite(.timeLimit(.minutes(1))) struct FeedDeadlineTests {
     @Test func aReaderWaitingForAnotherReadGivesUpAtItsOwnDeadlineAndTheReadGoesOn() async throws {
         let repository = InMemoryChattRepository()
         try await repository.add(NewChatt(name: "n", message: "1"))
         let feeds = ChattFeed(repository: repository)
-        let gate = repository.holdNextSnapshot()
+        let gate = repository.holdNextFullRead()
         let leader = Task { try? await feeds.read(.maps) }
         await gate.waitUntilEntered()
         var late: RepositoryError?
@@ -18,9 +19,9 @@ import Testing
         } catch {
             late = error
         }
-        #expect(late == ChattFeed.outOfTime)
+        #expect(late == ChangeLog.outOfTime)
         gate.release()
         #expect(await leader.value?.rowCount == 1, "the held read finishes")
-        #expect(repository.snapshotReads == 1)
+        #expect(repository.fullReads == 1)
     }
 }

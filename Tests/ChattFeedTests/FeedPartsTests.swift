@@ -2,7 +2,6 @@
 import ChattModel
 import TestSupport
 import Foundation
-import Locking
 import Testing
 
 /// The pieces under the feed cache: content hash, gzip, the single-flight lazy value, chatt ids.
@@ -49,26 +48,4 @@ import Testing
         let first = try #require(Gzip.compress(input))
         #expect(Gzip.compress(input) == first)
     }
-
-    @Test func aLazyValueIsMadeOnceForConcurrentCallers() async {
-        let lazy = Lazy<Int>()
-        let makes = Locked(0)
-        #expect(lazy.ifReady() == nil)
-        let values = await withTaskGroup(of: Int.self) { callers in
-            for index in 0..<12 {
-                callers.addTask {
-                    await lazy.get {
-                        makes.withLock { $0 += 1 }
-                        usleep(100_000)
-                        return index
-                    }
-                }
-            }
-            return await callers.reduce(into: []) { $0.append($1) }
-        }
-        #expect(makes.withLock { $0 } == 1)
-        #expect(values.count == 12 && Set(values).count == 1)
-        #expect(lazy.ifReady() == values.first)
-    }
-
 }

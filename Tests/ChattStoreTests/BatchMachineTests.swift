@@ -6,7 +6,7 @@ import Testing
 @Suite struct BatchMachineTests {
     private static let start = ContinuousClock.now
     private func at(_ milliseconds: Int) -> ContinuousClock.Instant { Self.start + .milliseconds(milliseconds) }
-    private typealias Machine = BatchMachine<String, Int>
+    private typealias Machine = BatchMachine<String, Int, String>
 
     private func machine(batchSize: Int = 500, queued: Int = 4096, inFlight: Int = 4) -> Machine {
         Machine(
@@ -17,10 +17,11 @@ import Testing
     @Test func aLonePostStartsABatchAtOnceWithNoTimerButItsWait() {
         var batcher = machine()
         #expect(batcher.enqueue("a", at: at(0)) == [.armExpiry(at(2000)), .leaseConnection])
-        #expect(batcher.connectionGranted() == [
-            .write(number: 0, inserts: ["a"], deadline: at(7000)), .cancelExpiry,
+        #expect(batcher.connectionGranted("c") == [
+            .write(number: 0, inserts: ["a"], deadline: at(7000), connection: "c"), .cancelExpiry,
         ])
-        #expect(batcher.batchInserted() == [])
+        #expect(batcher.batchInserted(0) == [])
+        #expect(batcher.batchInserted(0) == [], "told twice, it starts nothing twice")
         #expect(batcher.batchSettled(0, 0) == [.complete([0])])
         #expect(batcher.inFlight == 0 && !batcher.isWriting)
     }
@@ -30,8 +31,8 @@ import Testing
         _ = batcher.enqueue("a", at: at(0))
         #expect(batcher.enqueue("b", at: at(1)) == [], "one batch is being started: no second lease, one timer")
         #expect(batcher.enqueue("c", at: at(2)) == [])
-        #expect(batcher.connectionGranted() == [
-            .write(number: 0, inserts: ["a", "b", "c"], deadline: at(7000)), .cancelExpiry,
+        #expect(batcher.connectionGranted("c") == [
+            .write(number: 0, inserts: ["a", "b", "c"], deadline: at(7000), connection: "c"), .cancelExpiry,
         ])
     }
 
@@ -40,30 +41,32 @@ import Testing
         _ = batcher.enqueue("a", at: at(0))
         _ = batcher.enqueue("b", at: at(1))
         _ = batcher.enqueue("c", at: at(2))
-        #expect(batcher.connectionGranted() == [.write(number: 0, inserts: ["a", "b"], deadline: at(7000))])
+        #expect(batcher.connectionGranted("c") == [
+            .write(number: 0, inserts: ["a", "b"], deadline: at(7000), connection: "c"),
+        ])
         #expect(batcher.queuedCount == 1)
-        #expect(batcher.batchInserted() == [.leaseConnection], "the next batch starts once the rows are in")
-        #expect(batcher.connectionGranted() == [
-            .write(number: 1, inserts: ["c"], deadline: at(7002)), .cancelExpiry,
+        #expect(batcher.batchInserted(0) == [.leaseConnection], "the next batch starts once the rows are in")
+        #expect(batcher.connectionGranted("c") == [
+            .write(number: 1, inserts: ["c"], deadline: at(7002), connection: "c"), .cancelExpiry,
         ])
     }
 
     @Test func theNextBatchWaitsUntilTheOneBeingWrittenHasItsRowsIn() {
         var batcher = machine()
         _ = batcher.enqueue("a", at: at(0))
-        _ = batcher.connectionGranted()
+        _ = batcher.connectionGranted("c")
         #expect(batcher.enqueue("b", at: at(1)) == [.armExpiry(at(2001))])
-        #expect(batcher.batchInserted() == [.leaseConnection])
+        #expect(batcher.batchInserted(0) == [.leaseConnection])
     }
 
     @Test func batchesSettledOutOfOrderAreAnsweredInOrder() {
         var batcher = machine()
         _ = batcher.enqueue("a", at: at(0))
-        _ = batcher.connectionGranted()
+        _ = batcher.connectionGranted("c")
         _ = batcher.enqueue("b", at: at(1))
-        _ = batcher.batchInserted()
-        _ = batcher.connectionGranted()
-        _ = batcher.batchInserted()
+        _ = batcher.batchInserted(0)
+        _ = batcher.connectionGranted("c")
+        _ = batcher.batchInserted(1)
         #expect(batcher.inFlight == 2)
         #expect(batcher.batchSettled(1, 1) == [], "batch 1 committed first: it waits for batch 0")
         #expect(batcher.batchSettled(0, 0) == [.complete([0, 1])])
@@ -75,10 +78,10 @@ import Testing
         _ = batcher.enqueue("a", at: at(0))
         _ = batcher.enqueue("b", at: at(0))
         _ = batcher.enqueue("c", at: at(0))
-        _ = batcher.connectionGranted()
-        #expect(batcher.batchInserted() == [.leaseConnection])
-        _ = batcher.connectionGranted()
-        #expect(batcher.batchInserted() == [], "two in flight: the third waits for a commit")
+        _ = batcher.connectionGranted("c")
+        #expect(batcher.batchInserted(0) == [.leaseConnection])
+        _ = batcher.connectionGranted("c")
+        #expect(batcher.batchInserted(1) == [], "two in flight: the third waits for a commit")
         #expect(batcher.batchSettled(0, 0) == [.complete([0]), .leaseConnection])
     }
 
@@ -93,8 +96,8 @@ import Testing
     @Test func postsStillQueuedAtTheirWaitLimitGiveUpWhileEveryBatchIsStuck() {
         var batcher = machine(batchSize: 1, inFlight: 1)
         _ = batcher.enqueue("a", at: at(0))
-        _ = batcher.connectionGranted()
-        _ = batcher.batchInserted()
+        _ = batcher.connectionGranted("c")
+        _ = batcher.batchInserted(0)
         #expect(batcher.enqueue("b", at: at(100)) == [.armExpiry(at(2100))])
         _ = batcher.enqueue("c", at: at(900))
         #expect(batcher.waitsExpired(at: at(2100)) == [
@@ -107,7 +110,7 @@ import Testing
     @Test func anExpiryThatFiresEarlyFailsNothingAndArmsAgain() {
         var batcher = machine(batchSize: 1, inFlight: 1)
         _ = batcher.enqueue("a", at: at(0))
-        _ = batcher.connectionGranted()
+        _ = batcher.connectionGranted("c")
         _ = batcher.enqueue("b", at: at(50))
         #expect(batcher.waitsExpired(at: at(1999)) == [.armExpiry(at(2050))])
     }
@@ -126,7 +129,7 @@ import Testing
         var batcher = machine()
         _ = batcher.enqueue("a", at: at(0))
         #expect(batcher.waitsExpired(at: at(2000)) == [.fail(["a"], StoreError(.poolTimeout))])
-        #expect(batcher.connectionGranted() == [.returnConnection])
+        #expect(batcher.connectionGranted("c") == [.returnConnection("c")])
         #expect(batcher.inFlight == 0 && !batcher.isWriting)
     }
 
@@ -134,8 +137,17 @@ import Testing
         var batcher = machine()
         _ = batcher.enqueue("a", at: at(300))
         _ = batcher.enqueue("b", at: at(900))
-        #expect(batcher.connectionGranted() == [
-            .write(number: 0, inserts: ["a", "b"], deadline: at(7300)), .cancelExpiry,
+        #expect(batcher.connectionGranted("c") == [
+            .write(number: 0, inserts: ["a", "b"], deadline: at(7300), connection: "c"), .cancelExpiry,
         ])
+    }
+
+    @Test func aBatchThatSettlesWithoutItsRowsInLetsTheNextStart() {
+        var batcher = machine(batchSize: 1)
+        _ = batcher.enqueue("a", at: at(0))
+        _ = batcher.enqueue("b", at: at(0))
+        _ = batcher.connectionGranted("c")
+        #expect(batcher.batchSettled(0, 0) == [.leaseConnection, .complete([0])], "it failed before its rows were in")
+        #expect(batcher.batchInserted(0) == [], "a late word of it changes nothing")
     }
 }

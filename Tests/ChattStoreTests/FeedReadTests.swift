@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 extension DatabaseTests {
-    /// What the feed cache reads: the rows a post stored, a streamed full read, and the rows after a position.
+    /// What the feed and the streams read: the log's chatts exactly as a full read gives them, and a full read
+    /// streamed past one fetch.
     @Suite struct FeedReadTests {
         func withRepository(_ body: (PostgresChattRepository, TestDatabase) async throws -> Void) async throws {
             try await TestDatabase.with { database throws in
@@ -14,36 +15,40 @@ extension DatabaseTests {
             }
         }
 
-        @Test func everyPostGetsItsBatchAsAFullReadWouldReadIt() async throws {
+        @Test func theLogGivesEveryPostAsAFullReadGivesIt() async throws {
             try await withRepository { repository, _ throws in
-                let all = await concurrently(12) { poster in
+                let start = try await repository.tick(before: .soon)
+                let posted = await concurrently(12) { poster in
                     let geodata = poster % 2 == 0 ? "[1,2,\"N\",\"w\"]" : nil
                     let chatt = NewChatt(name: "t\(poster)", message: "é \"\(poster)\"", geodata: geodata)
-                    return try? await repository.add(chatt)
-                }.compactMap { $0 }
-                #expect(all.count == 12)
+                    return (try? await repository.add(chatt)) != nil
+                }
+                #expect(posted.allSatisfy { $0 })
+                let newest = try await repository.tick(before: .soon)
                 var stored: [SequencedChatt] = []
-                _ = try await repository.readChatts(before: .soon) { stored.append($0) }
-                let returned = Dictionary(all.flatMap(\.chatts).map { ($0.sequence, $0) }) { first, _ in first }
-                #expect(returned.count == 12)
-                for row in stored { #expect(returned[row.sequence] == row) }
-                for batch in all {
-                    #expect(batch.chatts.map(\.position) == batch.chatts.map(\.position).sorted())
+                _ = try await repository.readChatts(at: newest.position(), before: .soon) { stored.append($0) }
+                let logged = try await repository.log(after: start.position(), limit: 100, before: .soon)
+                #expect(stored.count == 12)
+                #expect(Set(logged.ticks.chatts.map(\.sequence)) == Set(stored.map(\.sequence)))
+                let bySequence = Dictionary(uniqueKeysWithValues: stored.map { ($0.sequence, $0) })
+                for row in logged.ticks.chatts { #expect(bySequence[row.sequence] == row) }
+                for tick in logged.ticks {
+                    #expect(tick.chatts.map(\.sequence) == tick.chatts.map(\.sequence).sorted(), "by seq in a tick")
                 }
             }
         }
 
-        @Test func aRefusedRowLeavesTheOthersOfItsBatchReturned() async throws {
+        @Test func aRefusedRowFailsAloneAndTheOthersOfItsBatchAreStored() async throws {
             try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
                 defer { pool.close() }
                 let batcher = InsertBatcher(pool: pool)
-                let stored = try await batcher.store(NewChatt(name: "ok", message: "1"))
-                #expect(stored.chatts.map(\.chatt.message) == ["1"])
+                try await batcher.store(NewChatt(name: "ok", message: "1"))
                 let refused = await caughtAsync { () async throws(StoreError) in
-                    _ = try await batcher.store(NewChatt(name: "", message: "x"))
+                    try await batcher.store(NewChatt(name: "", message: "x"))
                 }
                 #expect(refused?.repositoryError.kind == .rejected)
+                #expect(try database.column("SELECT message FROM chatts") == ["1"])
             }
         }
 
@@ -53,45 +58,26 @@ extension DatabaseTests {
                     INSERT INTO chatts (name, message, time)
                     SELECT 'n', i::text, now() - (i % 7) * interval '1 second' FROM generate_series(1, 2500) AS i
                     """)
+                let tick = try await repository.tick(before: .soon)
                 var rows: [SequencedChatt] = []
-                let version = try await repository.readChatts(before: .soon) { rows.append($0) }
-                let current = try await repository.version(before: .soon)
-                let all = try await repository.all()
-                #expect(rows.count == 2500 && version == current)
+                #expect(try await repository.readChatts(at: tick.position(), before: .soon) { rows.append($0) })
+                #expect(rows.count == 2500)
                 #expect(rows.map(\.position) == rows.map(\.position).sorted())
-                #expect(rows.map(\.chatt) == all)
                 let expected = try database.column("SELECT message FROM chatts ORDER BY time, seq")
                 #expect(rows.map(\.chatt.message) == expected.compactMap { $0 })
             }
         }
 
-        @Test func theChattsAfterAPositionComeWithTheStoreVersion() async throws {
+        @Test func aFullReadAtAnOlderTickLeavesOutWhatCameAfterIt() async throws {
             try await withRepository { repository, _ throws in
-                let empty = try await repository.chatts(after: nil, limit: 1000, before: .soon)
-                let origin = ChattsVersion(count: 0, lastSequence: 0, position: CommitPosition(epoch: 1, count: 0))
-                #expect(empty == ChattDelta(chatts: [], version: origin))
-                for index in 0..<6 { try await repository.add(NewChatt(name: "n", message: "\(index)")) }
-                var rows: [SequencedChatt] = []
-                _ = try await repository.readChatts(before: .soon) { rows.append($0) }
-                let version = try await repository.version(before: .soon)
-                let every = try await repository.chatts(after: nil, limit: 1000, before: .soon)
-                #expect(every == ChattDelta(chatts: rows, version: version))
-                for cut in 0..<6 {
-                    let delta = try await repository.chatts(after: rows[cut].position, limit: 1000, before: .soon)
-                    #expect(delta == ChattDelta(chatts: Array(rows[(cut + 1)...]), version: version))
-                }
-            }
-        }
-
-        @Test func theChattsAfterAPositionStopAtTheLimitAndTheVersionStillCountsThemAll() async throws {
-            try await withRepository { repository, _ throws in
-                for index in 0..<6 { try await repository.add(NewChatt(name: "n", message: "\(index)")) }
-                var rows: [SequencedChatt] = []
-                let version = try await repository.readChatts(before: .soon) { rows.append($0) }
-                let first = try await repository.chatts(after: nil, limit: 2, before: .soon)
-                #expect(first == ChattDelta(chatts: Array(rows[0..<2]), version: version))
-                let next = try await repository.chatts(after: rows[1].position, limit: 3, before: .soon)
-                #expect(next == ChattDelta(chatts: Array(rows[2..<5]), version: version))
+                try await repository.add(NewChatt(name: "n", message: "before"))
+                let older = try await repository.tick(before: .soon)
+                try await repository.add(NewChatt(name: "n", message: "after"))
+                _ = try await repository.tick(before: .soon)
+                var rows: [String] = []
+                _ = try await repository.readChatts(at: older.position(), before: .soon) { rows.append($0.chatt.message) }
+                #expect(rows == ["before"])
+                #expect(try await repository.all().map(\.message) == ["before", "after"])
             }
         }
     }

@@ -145,10 +145,42 @@ extension DatabaseTests {
                 #expect(outcomes.map { $0.current == nil } == [true, true, false])
                 #expect(outcomes[2].current?.failure?.repositoryError.kind == .unavailable)
                 await holder.release()
-                let stored = try? await outcomes[0].value()?.get()
+                #expect(await outcomes[0].value()?.isSuccess == true)
                 #expect(await outcomes[1].value()?.isSuccess == true)
-                #expect(stored?.chatts.map(\.chatt.message) == ["0", "1"], "one batch, in queue order")
-                #expect(try database.column("SELECT message FROM chatts ORDER BY seq") == ["0", "1"])
+                #expect(try database.column("SELECT message FROM chatts ORDER BY seq") == ["0", "1"], "in queue order")
+                #expect(try database.column("SELECT count(DISTINCT xmin::text) FROM chatts") == ["1"], "one batch")
+            }
+        }
+
+        @Test func eachBatchIsReportedCommittedOnceBeforeAnyOfItsInsertsIsAnswered() async throws {
+            try await TestDatabase.with { database throws in
+                let pool = database.pool(size: 1, acquireTimeout: .seconds(5))
+                defer { pool.close() }
+                let batcher = InsertBatcher(pool: pool)
+                let answered = Locked(0)
+                let reports = Locked<[Int]>([])
+                batcher.observeCommits { reports.withLock { $0.append(answered.withLock { $0 }) } }
+                let chatts = (0..<5).map { NewChatt(name: "n", message: "\($0)") }
+                let holder = ConnectionHolder(pool)
+                defer { holder.letGo() }
+                try #require(await holder.waitUntilHeld())
+                let outcomes = chatts.map { chatt in
+                    let outcome = Promise<Result<Void, StoreError>>()
+                    batcher.store(chatt) { result in
+                        answered.withLock { $0 += 1 }
+                        outcome.fulfil(result)
+                    }
+                    return outcome
+                }
+                await holder.release()
+                for outcome in outcomes { #expect(await outcome.value()?.isSuccess == true) }
+                #expect(reports.withLock { $0 } == [0], "one batch, one report, before its first answer")
+                // A batch that stored nothing, refused whole by the server, is not reported.
+                let refused = await caughtAsync { () async throws(StoreError) in
+                    try await batcher.store(NewChatt(name: "", message: "too short a name"))
+                }
+                #expect(refused?.repositoryError.kind == .rejected)
+                #expect(reports.withLock { $0.count } == 1)
             }
         }
 
@@ -157,7 +189,7 @@ extension DatabaseTests {
         private func insertWhileHeld(
             _ chatts: [NewChatt], batcher: InsertBatcher, pool: PGConnectionPool,
             whileWriting: () async -> Void = {}
-        ) async throws -> [Result<ChattBatch, StoreError>] {
+        ) async throws -> [Result<Void, StoreError>] {
             let holder = ConnectionHolder(pool)
             defer { holder.letGo() }
             try #require(await holder.waitUntilHeld())
@@ -165,7 +197,7 @@ extension DatabaseTests {
             let outcomes = chatts.map { queue($0, in: batcher) }
             await holder.release()
             await whileWriting()
-            var results: [Result<ChattBatch, StoreError>] = []
+            var results: [Result<Void, StoreError>] = []
             for outcome in outcomes { results.append(try #require(await outcome.value())) }
             return results
         }
@@ -173,8 +205,8 @@ extension DatabaseTests {
 }
 
 /// Queues `chatt` in `batcher` at once (through the completion form), and returns where its outcome will come.
-func queue(_ chatt: NewChatt, in batcher: InsertBatcher) -> Promise<Result<ChattBatch, StoreError>> {
-    let outcome = Promise<Result<ChattBatch, StoreError>>()
+func queue(_ chatt: NewChatt, in batcher: InsertBatcher) -> Promise<Result<Void, StoreError>> {
+    let outcome = Promise<Result<Void, StoreError>>()
     batcher.store(chatt) { outcome.fulfil($0) }
     return outcome
 }

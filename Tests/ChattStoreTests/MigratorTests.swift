@@ -8,7 +8,7 @@ extension DatabaseTests {
     @Suite struct MigratorTests {
         let directory = TestDatabase.migrationsDirectory
         /// Every migration in migrations/, in order.
-        let allVersions = ["0001", "0002", "0003", "0004", "0005"]
+        let allVersions = ["0001", "0002", "0003", "0004", "0005", "0006"]
 
         @Test func migrationsApplyAndAreRecorded() async throws {
             try await TestDatabase.with(migrated: false) { database throws in
@@ -23,7 +23,7 @@ extension DatabaseTests {
                     """)
                 #expect(columns == [
                     "seq bigint NO", "id uuid NO", "name text NO", "message text NO",
-                    "time timestamp with time zone NO", "geodata text YES", "position bigint YES",
+                    "time timestamp with time zone NO", "geodata text YES", "position bigint YES", "xid xid8 NO",
                 ])
             }
         }

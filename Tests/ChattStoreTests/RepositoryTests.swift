@@ -27,18 +27,22 @@ extension DatabaseTests {
             }
         }
 
-        @Test func versionChangesWithEveryPostAndMatchesTheSnapshot() async throws {
+        @Test func everyPostIsInTheNextTickAndTheCommitObserverHearsOfIt() async throws {
             try await withRepository { repository, _ throws in
-                let empty = try await repository.version(before: .soon)
-                #expect(empty == ChattsVersion(count: 0, lastSequence: 0, position: CommitPosition(epoch: 1, count: 0)))
+                let heard = Locked(0)
+                repository.observeCommits { heard.withLock { $0 += 1 } }
+                let empty = try await repository.tick(before: .soon)
                 try await repository.add(NewChatt(name: "a", message: "1"))
-                let one = try await repository.version(before: .soon)
-                #expect(one.count == 1 && one != empty)
-                #expect(try await repository.fullRead().version == one)
+                #expect(heard.withLock { $0 } == 1)
+                let one = try await repository.tick(before: .soon)
+                #expect(one.tick == empty.tick + 1 && one.epoch == empty.epoch)
+                #expect(try await repository.fullRead().chatts.map(\.message) == ["1"])
                 try await repository.add(NewChatt(name: "b", message: "2"))
-                let two = try await repository.version(before: .soon)
-                #expect(two.count == 2 && two.lastSequence > one.lastSequence)
-                #expect(try await repository.fullRead().version == two)
+                let read = try await repository.log(after: one.position(), limit: 10, before: .soon)
+                #expect(read.ticks.map(\.tick) == [one], "not in a tick until one is made")
+                let two = try await repository.tick(before: .soon)
+                #expect(try await repository.log(after: one.position(), limit: 10, before: .soon).ticks.map(\.tick)
+                    == [one, two])
             }
         }
 

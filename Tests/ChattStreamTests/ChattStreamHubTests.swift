@@ -1,80 +1,67 @@
+import ChangeLog
 import ChattFeed
 import ChattModel
 @testable import ChattStream
 import HTTPCore
 import Locking
 import Testing
+import TestSupport
 
-/// The hub against a store kept in memory: what each subscriber is sent, from where, and when it is cut or reset.
-/// The clock is made up; reads of the store are awaited directly, so nothing sleeps.
+/// The hub following the change log of a store kept in memory: what each subscriber is sent, from where, and when
+/// it is cut or reset. The clock is made up; the log's reads are awaited (`settle`), so nothing sleeps.
 @Suite struct ChattStreamHubTests {
-    /// Chatts in commit order with their counts, and the epoch.
-    final class Store: Sendable {
-        struct State {
-            var epoch: Int64 = 1
-            var rows: [SequencedChatt] = []
-            var reads = 0
-            var failing = false
-        }
-        let state = Locked(State())
-
-        /// Commits `names` as one batch: their counts follow the last one.
-        @discardableResult
-        func commit(_ names: String...) -> ChattBatch {
-            state.withLock { state in
-                let previous = state.rows.last?.commit ?? 0
-                let added = names.enumerated().map { offset, name in
-                    let commit = previous + Int64(offset) + 1
-                    return SequencedChatt(sequence: commit, chatt: Self.chatt(name), commit: commit)
-                }
-                state.rows += added
-                return ChattBatch(added, epoch: state.epoch)
-            }
-        }
-
-        /// An edit: a new epoch.
-        func edit() { state.withLock { $0.epoch += 1 } }
-
-        var position: CommitPosition {
-            state.withLock { CommitPosition(epoch: $0.epoch, count: $0.rows.last?.commit ?? 0) }
-        }
-
-        var read: ChattStreamHub.Read {
-            { [state] count, limit, _ throws(RepositoryError) in
-                try state.withLock { state throws(RepositoryError) in
-                    state.reads += 1
-                    if state.failing { throw .unavailable("down") }
-                    let after = state.rows.filter { $0.commit > count }.prefix(limit)
-                    return CommittedChatts(
-                        chatts: Array(after),
-                        position: CommitPosition(epoch: state.epoch, count: state.rows.last?.commit ?? 0))
-                }
-            }
-        }
-
-        static func chatt(_ name: String) -> StoredChatt {
-            StoredChatt(
-                name: name, message: "hi \(name)", id: "00000000-0000-4000-8000-00000000000\(name.count)",
-                timestamp: "2026-12-03T07:00:00.000000Z", geodata: "[1,2,3,4]")
-        }
-    }
-
     /// Counts a subscriber's wakes.
     final class Wakes: Sendable {
         let count = Locked(0)
         var wake: @Sendable () -> Void { { [count] in count.withLock { $0 += 1 } } }
     }
 
-    let store = Store()
+    let store = InMemoryChattRepository()
+    let log: ChangeLog
     let clock = Locked(ContinuousClock.now)
+
+    init() {
+        log = ChangeLog(repository: store, pageSize: 100, backfillTicks: 64)
+    }
 
     func hub(capacity: Int = 1 << 20, readLimit: Int = 100) -> ChattStreamHub {
         ChattStreamHub(
-            read: store.read, capacity: capacity, readLimit: readLimit, heartbeat: .seconds(15),
-            now: { [clock] in clock.withLock { $0 } })
+            following: log,
+            read: { [store] position, limit, deadline throws(RepositoryError) in
+                try await store.log(after: position, limit: limit, before: deadline)
+            },
+            capacity: capacity, readLimit: readLimit, heartbeat: .seconds(15), now: { [clock] in clock.withLock { $0 } })
     }
 
     static let far = ContinuousClock.now + .seconds(3600)
+
+    /// Posts each of `names`, as a batch of its own each, and waits for the log to take it in: a tick each.
+    func post(_ names: String...) async throws {
+        for name in names {
+            try await store.add(NewChatt(name: name, message: "hi \(name)", geodata: "[1,2,3,4]"))
+            try await settle()
+        }
+    }
+
+    /// Commits each of `names` as another writer would (nobody is told): the next tick takes them all.
+    func commitElsewhere(_ names: String...) {
+        for name in names {
+            let sequence = store.chatts.count + 1
+            store.storeCommitted(
+                NewChatt(name: name, message: "hi \(name)", geodata: "[1,2,3,4]"),
+                timestamp: "2026-03-25T08:11:59.\(100_000 + sequence)Z")
+        }
+    }
+
+    /// Waits until the log has told its followers everything the store holds.
+    func settle() async throws {
+        _ = try await log.synced(before: Self.far)
+    }
+
+    /// The position of the chatt with sequence number `seq` in tick `tick` (before any restore).
+    static func id(_ tick: Int64, _ seq: Int64) -> String {
+        LogPosition(tick: tick, token: InMemoryChattRepository.token(of: tick), seq: seq).description
+    }
 
     /// Everything `subscription` has ready, as text.
     static func drain(_ subscription: StreamSubscription) -> (text: String, last: StreamPull) {
@@ -91,8 +78,10 @@ import Testing
         text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
     }
 
-    @Test func aSubscriberGetsEachCommitOnceInCommitOrderWithTheFeedsRowShape() async throws {
-        store.commit("old")
+    static let reset = "event: reset\ndata: {}\n\n"
+
+    @Test func aSubscriberGetsEachChattOnceInLogOrderWithTheFeedsRowShape() async throws {
+        try await post("old")
         let hub = hub()
         let maps = try await hub.subscribe(.maps, after: nil, before: Self.far)
         let chatts = try await hub.subscribe(.chatts, after: nil, before: Self.far)
@@ -100,112 +89,129 @@ import Testing
         maps.open(wake: wakes.wake)
         chatts.open(wake: {})
         #expect(Self.drain(maps).last == .idle, "it starts at the end: the old chatt is not sent")
-        let batch = store.commit("ann", "bob")
-        hub.committed(batch)
-        #expect(wakes.count.withLock { $0 } == 1, "one wake for the batch")
+        commitElsewhere("ann", "bob")
+        try await settle()
+        #expect(wakes.count.withLock { $0 } == 1, "one wake for the tick")
         let sent = Self.drain(maps).text
-        #expect(Self.ids(sent) == ["1-2", "1-3"])
-        #expect(sent.hasPrefix(#"id: 1-2\#ndata: ["ann","hi ann","#))
-        #expect(sent.contains(#""2026-12-03T07:00:00.000000Z","[1,2,3,4]"]\#n\#n"#))
+        #expect(Self.ids(sent) == [Self.id(3, 2), Self.id(3, 3)])
+        #expect(sent.hasPrefix("id: \(Self.id(3, 2))\ndata: [\"ann\",\"hi ann\","))
+        #expect(sent.contains(#""2026-03-25T08:11:59.100002Z","[1,2,3,4]"]"# + "\n\n"))
         let rows = Self.drain(chatts).text.split(separator: "\n").filter { $0.hasPrefix("data: ") }
-        #expect(rows.first == #"data: ["ann","hi ann","00000000-0000-4000-8000-000000000003","2026-12-03T07:00:00.000000Z"]"#)
+        #expect(rows.first == #"data: ["ann","hi ann","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z"]"#)
         #expect(Self.drain(maps).text.isEmpty)
+        try await settle()
+        #expect(Self.drain(maps).text.isEmpty, "nothing twice")
     }
 
-    @Test func aCommitThatDoesNotFollowTheHubsCountIsReadFromTheStoreWithWhatCameBetween() async throws {
-        let hub = hub()
-        let subscription = try await hub.subscribe(.chatts, after: nil, before: Self.far)
-        subscription.open(wake: {})
-        store.commit("other")  // another writer's, not announced yet
-        let ours = store.commit("mine")
-        #expect(hub.state.withLock { $0.position?.count } == 0)
-        hub.committed(ours)
-        #expect(Self.drain(subscription).text.isEmpty, "not before what came between is known")
-        try await hub.catchUp(before: Self.far)
-        #expect(Self.ids(Self.drain(subscription).text) == ["1-1", "1-2"])
-        hub.committed(ours)
-        try await hub.catchUp(before: Self.far)
-        #expect(Self.drain(subscription).text.isEmpty, "nothing twice")
-    }
-
-    @Test func aResumeWithinTheLogGetsExactlyTheLaterCommitsAndOneFromFurtherBackReadsTheStoreFirst() async throws {
-        let hub = hub(capacity: 400)
-        _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
-        for name in ["a", "b", "c", "d", "e", "f"] {
-            let batch = store.commit(name)
-            hub.committed(batch)
-        }
-        let near = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 4), before: Self.far)
+    @Test func aResumeWithinTheLogGetsExactlyTheLaterChattsAndOneFromFurtherBackReadsTheStoreFirst() async throws {
+        let hub = hub(capacity: 500)
+        try await settle()
+        try await post("a", "b", "c", "d", "e", "f")
+        // Ticks 2 to 7 hold chatts 1 to 6.
+        let near = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(5, 4))!), before: Self.far)
         near.open(wake: {})
-        #expect(Self.ids(Self.drain(near).text) == ["1-5", "1-6"])
-        #expect(hub.state.withLock { $0.log.coveredFrom } > 1, "the oldest events fell off")
-        let readsBefore = store.state.withLock { $0.reads }
-        let far = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 1), before: Self.far)
+        #expect(Self.ids(Self.drain(near).text) == [Self.id(6, 5), Self.id(7, 6)])
+        #expect(hub.state.withLock { $0.log.coveredFrom.tick } > 2, "the oldest events fell off")
+        let readsBefore = store.logReads
+        let far = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(2, 1))!), before: Self.far)
         far.open(wake: {})
-        #expect(store.state.withLock { $0.reads } == readsBefore + 1)
-        #expect(Self.ids(Self.drain(far).text) == ["1-2", "1-3", "1-4", "1-5", "1-6"])
-        let batch = store.commit("g")
-        hub.committed(batch)
-        #expect(Self.ids(Self.drain(far).text) == ["1-7"])
-        #expect(Self.ids(Self.drain(near).text) == ["1-7"])
+        #expect(store.logReads == readsBefore + 1)
+        #expect(Self.ids(Self.drain(far).text) == (3...7).map { Self.id($0, $0 - 1) })
+        try await post("g")
+        #expect(Self.ids(Self.drain(far).text) == [Self.id(8, 7)])
+        #expect(Self.ids(Self.drain(near).text) == [Self.id(8, 7)])
     }
 
-    @Test func aNewHubStartsWithTheLatestChattsInItsLogSoClientsResumingAfterARestartNeedNoReadOfTheirOwn() async throws {
-        for index in 0..<5 { store.commit("r\(index)") }
+    @Test func aNewHubStartsWithTheRecentChattsInItsLogSoClientsResumingAfterARestartNeedNoReadOfTheirOwn() async throws {
+        try await post("r0", "r1", "r2", "r3", "r4")
         let hub = hub(capacity: 4_000)
-        let subscription = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 2), before: Self.far)
-        let reads = store.state.withLock { $0.reads }
-        #expect(reads == 2, "where the store stands, then the chatts before it: no read for the client")
+        try await settle()
+        let reads = store.logReads
+        let subscription = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(3, 2))!), before: Self.far)
+        #expect(store.logReads == reads, "the log started with the recent ticks: no read for the client")
         subscription.open(wake: {})
-        #expect(Self.ids(Self.drain(subscription).text) == ["1-3", "1-4", "1-5"])
+        #expect(Self.ids(Self.drain(subscription).text) == [Self.id(4, 3), Self.id(5, 4), Self.id(6, 5)])
         let fresh = try await hub.subscribe(.chatts, after: nil, before: Self.far)
         fresh.open(wake: {})
-        #expect(Self.drain(fresh).text.isEmpty, "without a position: from the end, not the backfill")
+        #expect(Self.drain(fresh).text.isEmpty, "without a position: from the end, not the recent chatts")
     }
 
-    @Test func aClientTooFarBehindOrOfAnotherEpochIsResetAndItsStreamEnds() async throws {
-        let hub = hub(capacity: 300, readLimit: 2)
-        _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
-        for name in ["a", "b", "c", "d"] {
-            let batch = store.commit(name)
-            hub.committed(batch)
-        }
-        for position in [CommitPosition(epoch: 1, count: 0), CommitPosition(epoch: 0, count: 4)] {
-            let subscription = try await hub.subscribe(.chatts, after: position, before: Self.far)
-            let (text, last) = Self.drain(subscription)
-            #expect(text == "event: reset\ndata: {}\n\n" && last == .ended, "\(position)")
-        }
-        let ahead = try await hub.subscribe(.chatts, after: CommitPosition(epoch: 1, count: 99), before: Self.far)
-        #expect(Self.drain(ahead).text.hasPrefix("event: reset"), "a position the store never reached")
-    }
-
-    @Test func anEditResetsEverySubscriberAndNewOnesStartInTheNewEpoch() async throws {
+    @Test func aClientAtTheTickAnEditMadeResumesAfterItWithoutAReadOrAReset() async throws {
         let hub = hub()
+        try await settle()
+        store.edit()
+        try await settle()
+        // The edit made tick 2, with no chatt; a client that read the feed there resumes from it.
+        let position = LogPosition(tick: 2, token: InMemoryChattRepository.token(of: 2))
+        #expect(hub.state.withLock { $0.position } == position)
+        try await post("a")
+        let reads = store.logReads
+        let subscription = try await hub.subscribe(.chatts, after: .position(position), before: Self.far)
+        #expect(store.logReads == reads)
+        subscription.open(wake: {})
+        #expect(Self.ids(Self.drain(subscription).text) == [Self.id(3, 1)])
+    }
+
+    @Test func aClientTooFarBehindOfAnotherLogOrFromBeforeTicksIsResetAndItsStreamEnds() async throws {
+        let hub = hub(capacity: 300, readLimit: 2)
+        try await settle()
+        try await post("a", "b", "c", "d")
+        let behind = StreamResume.position(LogPosition(tick: 1, token: InMemoryChattRepository.token(of: 1)))
+        let stranger = StreamResume.position(LogPosition(tick: 4, token: 7, seq: 3))
+        let ahead = StreamResume.position(LogPosition(tick: 99, token: 7))
+        for resume in [behind, stranger, ahead, .fromBeforeTicks] {
+            let subscription = try await hub.subscribe(.chatts, after: resume, before: Self.far)
+            let (text, last) = Self.drain(subscription)
+            #expect(text == Self.reset && last == .ended, "\(resume)")
+        }
+    }
+
+    @Test func anEditResetsEverySubscriberAndNewOnesStartAfterIt() async throws {
+        let hub = hub()
+        try await settle()
         let subscription = try await hub.subscribe(.maps, after: nil, before: Self.far)
         let wakes = Wakes()
         subscription.open(wake: wakes.wake)
         #expect(Self.drain(subscription).last == .idle)
+        let before = try #require(hub.state.withLock { $0.position })
         store.edit()
-        try await hub.catchUp(before: Self.far)
+        try await settle()
         #expect(wakes.count.withLock { $0 } == 1)
-        #expect(Self.drain(subscription) == ("event: reset\ndata: {}\n\n", .ended))
-        let fresh = try await hub.subscribe(.maps, after: CommitPosition(epoch: 2, count: 0), before: Self.far)
+        #expect(Self.drain(subscription) == (Self.reset, .ended))
+        let old = try await hub.subscribe(.maps, after: .position(before), before: Self.far)
+        #expect(Self.drain(old).text == Self.reset, "a position from before the edit")
+        let fresh = try await hub.subscribe(.maps, after: nil, before: Self.far)
         fresh.open(wake: {})
-        let batch = store.commit("z")
-        hub.committed(batch)
-        #expect(Self.ids(Self.drain(fresh).text) == ["2-1"])
+        try await post("z")
+        #expect(Self.ids(Self.drain(fresh).text) == [Self.id(3, 1)])
+    }
+
+    @Test func aStoreThatWentBackwardsResetsEverySubscriberInsteadOfSkipping() async throws {
+        let hub = hub()
+        try await post("a")
+        let subscription = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        subscription.open(wake: {})
+        try await post("b")
+        let last = try #require(Self.ids(Self.drain(subscription).text).last)
+        let seen = try #require(LogPosition(text: last))
+        // Restored from a backup taken at tick 2: tick 3 is gone, and the next tick 3 is another.
+        store.restore(toTick: 2)
+        try await post("c")
+        #expect(Self.drain(subscription) == (Self.reset, .ended))
+        let resumed = try await hub.subscribe(.chatts, after: .position(seen), before: Self.far)
+        #expect(Self.drain(resumed).text == Self.reset, "its tick 3 is not the store's tick 3")
     }
 
     @Test func aSubscriberThatStopsReadingIsCutWhenTheLogPassesItAndTheLogStaysWithinItsCapacity() async throws {
         let hub = hub(capacity: 1_000)
+        try await settle()
         let idle = try await hub.subscribe(.maps, after: nil, before: Self.far)
         let wakes = Wakes()
         idle.open(wake: wakes.wake)
         let reader = try await hub.subscribe(.maps, after: nil, before: Self.far)
         reader.open(wake: {})
         for index in 0..<40 {
-            let batch = store.commit("n\(index)")
-            hub.committed(batch)
+            try await post("n\(index)")
             _ = Self.drain(reader)
             #expect(hub.state.withLock { $0.log.size } <= 1_000)
         }
@@ -236,73 +242,86 @@ import Testing
         #expect(ChattStreamHub.tickInterval(.seconds(1)) == .milliseconds(500))
     }
 
-    @Test func aSubscribeFailsWhenTheStoreCannotBeReadFirst() async {
-        store.state.withLock { $0.failing = true }
-        let hub = hub()
+    @Test func aSubscribeFailsWithTheStoresFailureNeverAReset() async throws {
+        store.fail(with: .unavailable("down"))
+        let hub = hub(capacity: 200)
         await #expect(throws: RepositoryError.unavailable("down")) {
             _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        }
+        store.fail(with: nil)
+        try await post("a", "b", "c")
+        _ = try await hub.subscribe(.chatts, after: nil, before: Self.far)
+        #expect(hub.state.withLock { $0.log.coveredFrom.tick } > 1)
+        store.fail(with: .unavailable("down again"))
+        await #expect(throws: RepositoryError.unavailable("down again")) {
+            let behind = LogPosition(tick: 1, token: InMemoryChattRepository.token(of: 1))
+            _ = try await hub.subscribe(.chatts, after: .position(behind), before: Self.far)
         }
     }
 }
 
 /// The log alone.
 @Suite struct EventLogTests {
-    static func entry(_ count: Int64?, _ size: Int = 10) -> EventLog.Entry {
-        let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: size)
-        return EventLog.Entry(count: count, maps: bytes, chatts: bytes)
+    static func position(_ tick: Int64, _ seq: Int64 = LogPosition.wholeTick, token: UInt64 = 7) -> LogPosition {
+        LogPosition(tick: tick, token: token, seq: seq)
     }
 
-    @Test func aResumeStartsAtTheFirstLaterChattAndOldHeartbeatsAreNotSentAgain() {
-        var log = EventLog(capacity: 1_000, from: 0)
-        for count: Int64? in [nil, nil, 1, nil, 2, nil] { log.append(Self.entry(count)) }
-        #expect(log.serial(after: 0) == 2)
-        #expect(log.serial(after: 1) == 4)
-        #expect(log.serial(after: 2) == log.endSerial, "nothing later: the end, past the trailing heartbeat")
+    static func entry(_ position: LogPosition?, _ size: Int = 20) -> EventLog.Entry {
+        let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: size)
+        return EventLog.Entry(position: position, maps: bytes, chatts: bytes)
+    }
+
+    @Test func aResumeStartsAtTheFirstLaterEventAndOldHeartbeatsAreNotSentAgain() {
+        var log = EventLog(capacity: 1_000, from: Self.position(1))
+        for position in [nil, nil, Self.position(2, 5), nil, Self.position(2, 6), nil] {
+            log.append(Self.entry(position))
+        }
+        #expect(log.serial(after: Self.position(1)) == 2)
+        #expect(log.serial(after: Self.position(2, 5)) == 4)
+        #expect(log.serial(after: Self.position(2, 6)) == log.endSerial, "nothing later: past the last heartbeat")
+        #expect(log.serial(after: Self.position(2)) == log.endSerial, "the whole tick")
+        #expect(log.serial(after: Self.position(2, 5, token: 8)) == nil, "tick 2 under another token")
+        #expect(log.serial(after: Self.position(1, token: 8)) == nil, "where the log begins, under another token")
+    }
+
+    @Test func aTickTheLogHoldsNothingOfIsNoneOfItsOwn() {
+        var log = EventLog(capacity: 1_000, from: Self.position(1))
+        log.append(Self.entry(Self.position(3, 9)))
+        #expect(log.serial(after: Self.position(2)) == nil, "tick 2 would have a marker or a chatt")
+        log.append(.marker(Self.position(4)))
+        #expect(log.serial(after: Self.position(4)) == log.endSerial, "a marker names its tick")
+        #expect(log.read(from: 1, .maps, limit: 100)?.body.isEmpty == true, "and sends nothing")
     }
 
     @Test func theOldestEntriesFallOffPastTheCapacityAndTheLogKnowsWhereItBeginsThen() {
-        var log = EventLog(capacity: 25, from: 5)
-        for count: Int64 in 6...9 { log.append(Self.entry(count)) }
-        #expect(log.size <= 25 && log.firstSerial == 2 && log.coveredFrom == 7)
-        #expect(log.serial(after: 6) == nil, "chatt 7 fell off: the store must be read")
-        #expect(log.serial(after: 7) == 2)
+        var log = EventLog(capacity: 50, from: Self.position(5))
+        for tick: Int64 in 6...9 { log.append(Self.entry(Self.position(tick, tick))) }
+        #expect(log.size <= 50 && log.firstSerial == 2 && log.coveredFrom == Self.position(7, 7))
+        #expect(log.serial(after: Self.position(7, 7)) == 2)
         #expect(log.read(from: 1, .chatts, limit: 100) == nil, "a reader at a serial that fell off is cut")
-        #expect(log.read(from: 2, .chatts, limit: 15)?.next == 3, "about the limit, one at least")
-        log.restart(from: 0)
-        #expect(log.size == 0 && log.firstSerial == 4 && log.serial(after: 0) == 4)
+        #expect(log.read(from: 2, .chatts, limit: 30)?.next == 3, "about the limit, one at least")
+        log.restart(from: Self.position(20))
+        #expect(log.size == 0 && log.firstSerial == 4 && log.serial(after: Self.position(20)) == 4)
     }
 }
 
-/// Reads of the store that many callers ask for at once.
-@Suite struct ChattStreamHubReadTests {
-    @Test func callersThatComeWhileAReadRunsWaitForItAndAtMostOneMoreReadServesThemAll() async throws {
-        let store = ChattStreamHubTests.Store()
-        let gate = Locked<[CheckedContinuation<Void, Never>]>([])
-        let inFlight = Locked((now: 0, most: 0))
-        let hub = ChattStreamHub(read: { count, limit, deadline throws(RepositoryError) in
-            inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
-            await withCheckedContinuation { continuation in gate.withLock { $0.append(continuation) } }
-            inFlight.withLock { $0.now -= 1 }
-            return try await store.read(count, limit, deadline)
-        })
-        let far = ContinuousClock.now + .seconds(3600)
-        // Open the gate for each read as it comes, until the callers are done.
-        let opener = Task {
-            while !Task.isCancelled {
-                for waiting in gate.withLock({ gate in defer { gate = [] }; return gate }) { waiting.resume() }
-                await Task.yield()
-            }
-        }
-        try await hub.catchUp(before: far)  // the first: where the store stands, and the log filled
-        store.commit("new")
-        store.state.withLock { $0.reads = 0 }
-        async let first: Void = hub.catchUp(before: far)
-        async let second: Void = hub.catchUp(before: far)
-        async let third: Void = hub.catchUp(before: far)
-        _ = try await (first, second, third)
-        opener.cancel()
-        #expect(inFlight.withLock { $0.most } == 1, "one read at a time")
-        #expect(store.state.withLock { $0.reads } <= 2, "the callers that came while it ran share the next")
-        #expect(hub.state.withLock { $0.position } == store.position)
+/// Where a client joins, from the hub's state alone.
+@Suite struct PlacementTests {
+    static func state(at position: LogPosition?, coveredFrom: LogPosition) -> ChattStreamHub.State {
+        var state = ChattStreamHub.State(log: EventLog(capacity: 1_000, from: coveredFrom), lastAppend: .now)
+        state.position = position
+        return state
+    }
+
+    @Test func behindAheadUnknownOrAtASerial() {
+        let covered = LogPosition(tick: 10, token: 1)
+        let state = Self.state(at: LogPosition(tick: 12, token: 3), coveredFrom: covered)
+        #expect(state.place(nil) == .at(0))
+        #expect(state.place(LogPosition(tick: 9, token: 9)) == .behind, "its token is the store's to check")
+        #expect(state.place(LogPosition(tick: 10, token: 1, seq: 4)) == .behind)
+        #expect(state.place(covered) == .at(0))
+        #expect(state.place(LogPosition(tick: 12, token: 4)) == .unknown, "the hub's own tick under another token")
+        #expect(state.place(LogPosition(tick: 13, token: 3)) == .ahead)
+        #expect(Self.state(at: nil, coveredFrom: covered).place(nil) == .ahead, "not started: it must read first")
     }
 }

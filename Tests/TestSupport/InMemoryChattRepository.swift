@@ -20,7 +20,7 @@ public final class InMemoryChattRepository: ChattRepository {
         /// Restores so far: a tick made after one gets another token than the tick of the same number before.
         var restores: UInt64 = 0
         var failure: RepositoryError?
-        var observer: @Sendable () -> Void = {}
+        var observers: [@Sendable () -> Void] = []
         var fullReads = 0
         var tickCalls = 0
         var logReads = 0
@@ -62,21 +62,21 @@ public final class InMemoryChattRepository: ChattRepository {
     }
 
     public func observeCommits(_ observer: @escaping @Sendable () -> Void) {
-        state.withLock { $0.observer = observer }
+        state.withLock { $0.observers.append(observer) }
     }
 
     /// Stores `chatt` at once, on the caller's thread, as a batch of its own: the observer is told, then
     /// `completion` is called.
     public func add(_ chatt: NewChatt, completion: @escaping @Sendable (Result<Void, RepositoryError>) -> Void) {
-        let outcome = state.withLock { (state: inout State) -> Result<@Sendable () -> Void, RepositoryError> in
+        let outcome = state.withLock { (state: inout State) -> Result<[@Sendable () -> Void], RepositoryError> in
             if let failure = state.failure { return .failure(failure) }
             let timestamp = "2026-03-25T08:11:59." + String(100_000 + state.lastSequence + 1) + "Z"
             Self.store(chatt, timestamp: timestamp, in: &state)
-            return .success(state.observer)
+            return .success(state.observers)
         }
         switch outcome {
-        case .success(let observer):
-            observer()
+        case .success(let observers):
+            for observer in observers { observer() }
             completion(.success(()))
         case .failure(let error):
             completion(.failure(error))

@@ -1,0 +1,233 @@
+import ChattModel
+@testable import ChattStore
+import Foundation
+import Testing
+
+extension DatabaseTests {
+    /// The change log of migrations/0006 against a real server: a tick holds the chatts of the commits its snapshot
+    /// was the first to see, whoever wrote them; an open transaction holds back only its own; the epoch moves with
+    /// every edit and with nothing else; the log is read, and the store read in full, at any position.
+    @Suite struct SnapshotTickTests {
+        /// Runs `body` with a repository on a fresh, migrated database.
+        func withRepository(_ body: (PostgresChattRepository, TestDatabase) async throws -> Void) async throws {
+            try await TestDatabase.with { database throws in
+                let pool = database.pool()
+                defer { pool.close() }
+                try await body(PostgresChattRepository(pool: pool), database)
+            }
+        }
+
+        /// The messages of every tick after `tick` (whole), in log order, tick by tick.
+        func messages(
+            after tick: LogTick, in repository: PostgresChattRepository
+        ) async throws -> [[String]] {
+            let read = try await repository.log(after: tick.position(), limit: 1000, before: .soon)
+            #expect(read.ticks.first?.tick == tick)
+            return read.ticks.dropFirst().map { $0.chatts.map(\.chatt.message) }
+        }
+
+        @Test func aTransactionOpenAcrossTicksHoldsBackOnlyItsOwnRows() async throws {
+            try await withRepository { repository, database throws in
+                let first = try await repository.tick(before: .soon)
+                // As psql would: a transaction of its own, open across chatterd's post and a tick.
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'began first')")
+                try await repository.add(NewChatt(name: "n", message: "committed first"))
+                let second = try await repository.tick(before: .soon)
+                #expect(second.tick == first.tick + 1 && second.epoch == first.epoch)
+                #expect(try await messages(after: first, in: repository) == [["committed first"]])
+                _ = try psql.query("COMMIT")
+                let third = try await repository.tick(before: .soon)
+                #expect(try await messages(after: first, in: repository) == [["committed first"], ["began first"]])
+                #expect(third.epoch == first.epoch, "inserts leave the epoch alone")
+                // Feed order is by time: the psql row's statement began first.
+                #expect(try await repository.all().map(\.message) == ["began first", "committed first"])
+            }
+        }
+
+        @Test func aTickIsMadeOnlyWhenTheStoreHasSomethingNew() async throws {
+            try await withRepository { repository, database throws in
+                let first = try await repository.tick(before: .soon)
+                #expect(try await repository.tick(before: .soon) == first)
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'dropped')")
+                _ = try psql.query("ROLLBACK")
+                _ = try database.column("UPDATE chatts SET message = 'x' WHERE false")
+                #expect(try await repository.tick(before: .soon) == first, "a rollback and an empty edit are nothing")
+                try await repository.add(NewChatt(name: "n", message: "kept"))
+                let second = try await repository.tick(before: .soon)
+                #expect(second.tick == first.tick + 1 && second.token != first.token)
+                #expect(try await messages(after: first, in: repository) == [["kept"]])
+            }
+        }
+
+        @Test func everyEditMovesTheEpochAtItsCommitAndOnlyEdits() async throws {
+            try await withRepository { repository, database throws in
+                func epoch() async throws -> Int64 { try await repository.tick(before: .soon).epoch }
+                let start = try await epoch()
+                try await repository.add(NewChatt(name: "n", message: "a"))
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'b')")
+                #expect(try await epoch() == start)
+                _ = try database.column("UPDATE chatts SET message = 'edited' WHERE message = 'a'")
+                #expect(try await epoch() == start + 1)
+                _ = try database.column("DELETE FROM chatts WHERE message = 'b'")
+                #expect(try await epoch() == start + 2)
+                _ = try database.column("TRUNCATE chatts")
+                #expect(try await epoch() == start + 3)
+                // An open edit holds up no post; it moves the epoch once, at its commit, however many rows it
+                // edits, and a transaction's edits of its own new rows, which nobody saw, move nothing.
+                try await repository.add(NewChatt(name: "n", message: "c"))
+                try await repository.add(NewChatt(name: "n", message: "d"))
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("DELETE FROM chatts WHERE message IN ('c', 'd')")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'mine')")
+                _ = try psql.query("UPDATE chatts SET message = 'mine, edited' WHERE name = 'psql'")
+                try await repository.add(NewChatt(name: "n", message: "while it is open"))
+                #expect(try await epoch() == start + 3)
+                _ = try psql.query("COMMIT")
+                #expect(try await epoch() == start + 4)
+                #expect(try await repository.all().map(\.message) == ["mine, edited", "while it is open"])
+            }
+        }
+
+        @Test func concurrentTickersAndWritersGiveEveryChattExactlyOneTick() async throws {
+            try await withRepository { repository, database throws in
+                let first = try await repository.tick(before: .soon)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<4 {
+                        group.addTask {
+                            for post in 0..<25 {
+                                try await repository.add(NewChatt(name: "w\(writer)", message: "\(writer)-\(post)"))
+                            }
+                        }
+                    }
+                    for _ in 0..<2 {
+                        group.addTask {
+                            for _ in 0..<40 { _ = try await repository.tick(before: .soon) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                _ = try await repository.tick(before: .soon)
+                let read = try await repository.log(after: first.position(), limit: 10_000, before: .soon)
+                let ticks = read.ticks.map(\.tick.tick)
+                #expect(ticks == Array(ticks[0]...ticks[ticks.count - 1]), "ticks follow one another")
+                let messages = read.ticks.chatts.map(\.chatt.message)
+                #expect(messages.count == 100 && Set(messages).count == 100, "each chatt once")
+                for writer in 0..<4 {
+                    let own = messages.filter { $0.hasPrefix("\(writer)-") }
+                    #expect(own == (0..<25).map { "\(writer)-\($0)" }, "one writer's chatts in its commit order")
+                }
+            }
+        }
+
+        @Test func theLogIsReadPageByPageFromAnyPositionAndTheStoreInFullAtIt() async throws {
+            try await withRepository { repository, database throws in
+                let first = try await repository.tick(before: .soon)
+                _ = try database.column(
+                    "INSERT INTO chatts (name, message) SELECT 'n', i::text FROM generate_series(1, 5) AS i")
+                let second = try await repository.tick(before: .soon)
+                try await repository.add(NewChatt(name: "n", message: "6"))
+                let third = try await repository.tick(before: .soon)
+                var position = first.position()
+                var pages: [[String]] = []
+                while true {
+                    let page = try await repository.log(after: position, limit: 2, before: .soon)
+                    pages.append(page.ticks.chatts.map(\.chatt.message))
+                    // Invariant: a read from a tick the store has has an end.
+                    position = page.end!
+                    if !page.isCut { break }
+                }
+                // A tick with nothing left to give counts as a row: the first page's anchor, the fourth's.
+                #expect(pages == [["1"], ["2", "3"], ["4", "5"], ["6"], []])
+                #expect(position == third.position())
+                // Part of a tick: the store in full holds what the position holds, and the log goes on from there.
+                let sequences = try database.column("SELECT seq::text FROM chatts ORDER BY seq").compactMap { $0 }
+                let midway = second.position(through: Int64(sequences[2])!)
+                var held: [String] = []
+                #expect(try await repository.readChatts(at: midway, before: .soon) { held.append($0.chatt.message) })
+                #expect(held == ["1", "2", "3"])
+                let rest = try await repository.log(after: midway, limit: 100, before: .soon)
+                #expect(rest.ticks.chatts.map(\.chatt.message) == ["4", "5", "6"] && !rest.isCut)
+                // A position whose tick the store does not have (another token) is none of its own.
+                let stranger = LogPosition(tick: second.tick, token: second.token ^ 1)
+                #expect(!(try await repository.readChatts(at: stranger, before: .soon) { _ in }))
+                let read = try await repository.log(after: stranger, limit: 100, before: .soon)
+                #expect(read.ticks.first.map { !$0.tick.isTick(of: stranger) } ?? true)
+            }
+        }
+
+        @Test func aStoreFromAnotherTransactionIdSpaceStartsTheLogOverInANewEpoch() async throws {
+            try await withRepository { repository, database throws in
+                try await repository.add(NewChatt(name: "n", message: "kept"))
+                let before = try await repository.tick(before: .soon)
+                // As a dump restored into a younger cluster leaves it: the last tick saw transaction ids far ahead.
+                _ = try database.column("UPDATE chatts_ticks SET snapshot = '4000000000:4000000000:'")
+                let after = try await repository.tick(before: .soon)
+                #expect(after.epoch == before.epoch + 1 && after.tick > before.tick)
+                #expect(try database.column("SELECT count(*)::text FROM chatts_ticks") == ["1"])
+                #expect(try database.column("SELECT DISTINCT xid::text FROM chatts") == ["2"], "where the log begins")
+                #expect(try await repository.all().map(\.message) == ["kept"])
+                try await repository.add(NewChatt(name: "n", message: "next"))
+                _ = try await repository.tick(before: .soon)
+                #expect(try await messages(after: after, in: repository) == [["next"]])
+            }
+        }
+
+        @Test func everyThousandthTickPrunesTicksMoreThanTenThousandBack() async throws {
+            try await withRepository { repository, database throws in
+                let first = try await repository.tick(before: .soon)
+                // Numbers jump as if 10 998 ticks had been made since.
+                _ = try database.column("""
+                    INSERT INTO chatts_ticks (tick, snapshot, xids, epoch, token)
+                    SELECT 10999, snapshot, '{}', epoch, token + 1 FROM chatts_ticks WHERE tick = \(first.tick)
+                    """)
+                try await repository.add(NewChatt(name: "n", message: "m"))
+                #expect(try await repository.tick(before: .soon).tick == 11000)
+                #expect(try database.column("SELECT tick::text FROM chatts_ticks ORDER BY tick") == ["10999", "11000"])
+            }
+        }
+
+        @Test func theMigrationPutsStoredChattsBeforeItsFirstTick() async throws {
+            try await TestDatabase.with(migrated: false) { database throws in
+                let conninfo = database.conninfo()
+                let before = try Self.migrations(before: "0006")
+                defer { try? FileManager.default.removeItem(atPath: before) }
+                _ = try Migrator.migrate(conninfo: conninfo, directory: before)
+                _ = try database.column(
+                    "INSERT INTO chatts (name, message) SELECT 'n', i::text FROM generate_series(1, 3) AS i")
+                _ = try Migrator.migrate(conninfo: conninfo, directory: TestDatabase.migrationsDirectory)
+                let pool = database.pool()
+                defer { pool.close() }
+                let repository = PostgresChattRepository(pool: pool)
+                let first = try await repository.tick(before: .soon)
+                #expect(first.tick == 1)
+                #expect(try await repository.all().map(\.message) == ["1", "2", "3"])
+                #expect(try await messages(after: first, in: repository) == [])
+                // An insert through 0005's numbered statement, as an older chatterd mid-upgrade would send it,
+                // still works, and lands in the log like any other.
+                _ = try database.column("""
+                    WITH clock AS (UPDATE chatts_clock SET last = last + 1 RETURNING last)
+                    INSERT INTO chatts (name, message, position) SELECT 'old', 'chatterd', last FROM clock
+                    """)
+                _ = try await repository.tick(before: .soon)
+                #expect(try await messages(after: first, in: repository) == [["chatterd"]])
+            }
+        }
+
+        /// A copy of the migrations before `version`, so a database can stand where one did before it.
+        static func migrations(before version: String) throws -> String {
+            let directory = FileManager.default.temporaryDirectory.appending(path: "chatterd-before-\(version)-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let source = URL(filePath: TestDatabase.migrationsDirectory)
+            for name in try FileManager.default.contentsOfDirectory(atPath: source.path)
+            where name.hasSuffix(".sql") && name < version {
+                try FileManager.default.copyItem(at: source.appending(path: name), to: directory.appending(path: name))
+            }
+            return directory.path
+        }
+    }
+}
