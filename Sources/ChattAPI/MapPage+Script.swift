@@ -8,7 +8,7 @@ extension MapPage {
         // Rows are docs/API.md's /getmaps rows, [name, message, id, timestamp, geodata], geodata being null or a
         // JSON string "[lat, lon, facing, speed]". The live part follows the stream contract: GET /getmaps gives
         // the rows and, in Feed-Position, the position of the feed they show; GET /getmaps/stream with that
-        // position as Last-Event-ID sends exactly the chatts after it as server-sent events ("id: E-N",
+        // position as Last-Event-ID sends exactly the chatts after it as server-sent events ("id: <position>",
         // "data: <row>"), heartbeats as comment lines, and "event: reset" when the position is no longer one it
         // can resume from (the map then reads /getmaps again). fetch, not EventSource: EventSource cannot send
         // Last-Event-ID on its first request. Test hooks, readable without weakening the policy: the body's

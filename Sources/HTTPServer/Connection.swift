@@ -93,7 +93,8 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         closed = true
         output.removeAll()
         driver?.closed()
-        io.close()
+        // A peer that stopped reading gets a reset: the kernel would otherwise hold what it never read.
+        if reason == .sendStalled { io.abort() } else { io.close() }
         if let admitted { environment.clients.release(admitted) }
         environment.statistics.connectionClosed(because: reason)
         environment.onClose(self)

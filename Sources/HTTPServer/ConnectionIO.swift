@@ -20,4 +20,7 @@ protocol ConnectionIO: AnyObject {
     func shutdownOutput() -> Bool
     /// Stops the events and releases the socket.
     func close()
+    /// Stops the events and releases the socket with a reset, dropping whatever the kernel still holds for the peer:
+    /// for a peer that stopped reading, which would otherwise keep that memory for as long as it reads nothing.
+    func abort()
 }

@@ -78,4 +78,11 @@ final class SocketIO: ConnectionIO, @unchecked Sendable {  // touched only on it
         loop.remove(fd)
         Glibc.close(fd)
     }
+
+    func abort() {
+        // A zero linger time makes close() send a reset and drop the unsent bytes (socket(7), SO_LINGER).
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
 }

@@ -4,6 +4,7 @@ checks every stream event gets (its bytes are the feed's row for that chatt)."""
 from __future__ import annotations
 
 import json
+import re
 import select
 import subprocess
 import time
@@ -22,20 +23,37 @@ def kind_of(path: str) -> str:
     return "maps" if path.startswith("/getmaps") else "chatts"
 
 
-def parse_position(text: str) -> tuple[int, int]:
-    epoch, count = text.split("-")
-    assert epoch.isdigit() and count.isdigit() and len(epoch) <= 18 and len(count) <= 18, text
-    return int(epoch), int(count)
+# A position of the store's change log (migrations/0006): `tick.token` for a whole tick, `tick.token.seq` within one.
+POSITION = re.compile(r"^[0-9]{1,18}\.[0-9a-f]{1,16}(\.[0-9]{1,18})?$")
+WHOLE_TICK = 2**63 - 1
+
+
+def parse_position(text: str) -> tuple[int, int, int]:
+    """(tick, token, seq), seq the largest for a whole tick."""
+    assert POSITION.match(text), text
+    parts = text.split(".")
+    return int(parts[0]), int(parts[1], 16), int(parts[2]) if len(parts) == 3 else WHOLE_TICK
 
 
 def store_position(url: str) -> str:
-    """The store's own position (migrations/0005's clock), read with psql."""
-    return psql(url, "SELECT epoch || '-' || last FROM chatts_clock;").strip()
+    """The store's newest tick, made now if anything is new (`chatts_tick()`, as any writer may call it), whole."""
+    return psql(url, "SELECT tick || '.' || to_hex(token) FROM chatts_tick();").strip()
+
+
+def log_ids(url: str, after: str) -> list[str]:
+    """The ids the store's change log gives the chatts after position `after`, in its order: tick by tick, by seq
+    within a tick. What every stream resuming from `after` must send, once the store has ticked."""
+    tick, _, seq = parse_position(after)
+    rows = psql(url, """SELECT t.tick || '.' || to_hex(t.token) || '.' || c.seq FROM chatts_ticks t
+                        JOIN chatts c ON c.xid = ANY (t.xids)
+                        WHERE (t.tick, c.seq) > (:'tick'::bigint, :'seq'::bigint) ORDER BY t.tick, c.seq;""",
+                {"tick": str(tick), "seq": str(seq)})
+    return rows.split()
 
 
 def settled_position(endpoint: Endpoint, url: str, timeout: float = 5.0) -> str:
-    """`Feed-Position` of `endpoint`'s /getmaps once it is the store's (another process's or psql's commits are
-    seen within a notice), checked against /getchatts too."""
+    """`Feed-Position` of `endpoint`'s /getmaps once it is the store's newest tick (another process's or psql's
+    commits are seen within a notice), checked against /getchatts too."""
     def agreed():
         response = endpoint.get("/getmaps")
         assert response.status == 200, response
@@ -44,12 +62,6 @@ def settled_position(endpoint: Endpoint, url: str, timeout: float = 5.0) -> str:
     assert position, f"/getmaps says {endpoint.get('/getmaps').header('Feed-Position')}, the store {store_position(url)}"
     assert endpoint.get("/getchatts").header("Feed-Position") == position
     return position
-
-
-def following(position: str, count: int) -> list[str]:
-    """The `count` positions after `position` in its epoch."""
-    epoch, last = parse_position(position)
-    return [f"{epoch}-{last + step}" for step in range(1, count + 1)]
 
 
 def post(endpoint: Endpoint, message: str, geodata: bool = True, name: str = "streamer") -> None:
@@ -75,8 +87,8 @@ def messages(events: list[Event]) -> list[str]:
 
 
 def check_events_are_feed_rows(events: list[Event], endpoint: Endpoint, kind: str) -> None:
-    """Each event is `id: E-N`, one `data:` line with the feed's row for that chatt byte for byte, and the blank
-    line; nothing else."""
+    """Each event is `id:` and a position, one `data:` line with the feed's row for that chatt byte for byte, and
+    the blank line; nothing else."""
     wanted = {event.row[2] for event in events}
     rows: dict[str, bytes] = {}
 

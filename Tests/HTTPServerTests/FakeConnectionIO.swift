@@ -19,6 +19,8 @@ final class FakeConnectionIO: ConnectionIO {
     private(set) var armed: Instant?
     private(set) var outputShut = false
     private(set) var closed = false
+    /// Whether it was closed with a reset.
+    private(set) var aborted = false
 
     func readProxyHeader() -> ProxyHeaderReader.Outcome { proxyHeader }
     func handshake() -> IOResult { handshakeResult }
@@ -62,6 +64,11 @@ final class FakeConnectionIO: ConnectionIO {
     }
 
     func close() { closed = true }
+
+    func abort() {
+        aborted = true
+        closed = true
+    }
 
     /// Takes what was written so far.
     func takeWritten() -> [UInt8] {
@@ -152,6 +159,7 @@ final class FakePipeline: @unchecked Sendable {  // the connection and io are to
     func written() -> [UInt8] { queue.sync { io.takeWritten() } }
 
     var isClosed: Bool { queue.sync { io.closed } }
+    var isAborted: Bool { queue.sync { io.aborted } }
     var isOutputShut: Bool { queue.sync { io.outputShut } }
     var armed: Instant? { queue.sync { io.armed } }
 }
