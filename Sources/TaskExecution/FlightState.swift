@@ -54,14 +54,15 @@ struct FlightState<Value, Waiter> {
         isFlying ? (begun, []) : ask()
     }
 
-    /// `waiter` wants flight `flight` or a newer one, until `deadline`: answered at once when one has landed,
-    /// else when one does (which this asks for, if nobody has).
+    /// `waiter` wants flight `flight` or a newer one, until `deadline`: answered at once when one has landed, or
+    /// nil when the deadline has passed already (`now`), else when one lands (which this asks for, if nobody has).
     mutating func wait(
-        _ waiter: Waiter, for flight: UInt64, until deadline: ContinuousClock.Instant?
+        _ waiter: Waiter, for flight: UInt64, until deadline: ContinuousClock.Instant?, at now: ContinuousClock.Instant
     ) -> [Action] {
         if let landed, landed.flight >= flight { return [.answer([waiter], landed.value)] }
-        waiting.append(Waiting(waiter: waiter, flight: flight, deadline: deadline))
         asked = max(asked, flight)
+        if let deadline, deadline <= now { return [.answer([waiter], nil)] + takeOff() }
+        waiting.append(Waiting(waiter: waiter, flight: flight, deadline: deadline))
         return takeOff() + rearm()
     }
 

@@ -80,8 +80,9 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     /// The value of flight `ticket` or a newer one, once it lands; nil if `deadline` comes first.
     public func value(of ticket: Ticket, before deadline: ContinuousClock.Instant? = nil) async -> Value? {
-        await withCheckedContinuation { (continuation: Waiter) in
-            transition { ((), $0.wait(continuation, for: ticket.flight, until: deadline)) }
+        let time = now()
+        return await withCheckedContinuation { (continuation: Waiter) in
+            transition { ((), $0.wait(continuation, for: ticket.flight, until: deadline, at: time)) }
         }
     }
 

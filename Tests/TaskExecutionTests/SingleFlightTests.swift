@@ -15,9 +15,12 @@ import Testing
             }
         }
         let ticket = flight.ask()
+        let current = flight.current()
+        #expect(current == ticket, "the flight in the air")
         async let first = flight.value(of: ticket)
-        async let second = flight.value(of: flight.current())
+        async let second = flight.value(of: current)
         await gate.waitForWaiter()
+        while flight.waiterCount < 2 { await Task.yield() }
         gate.open()
         let values = await (first, second)
         #expect(values == (1, 1))

@@ -1,0 +1,142 @@
+import ChangeLog
+import ChattModel
+import Locking
+import Testing
+import TestSupport
+
+/// The change log following a store kept in memory: what its followers are told, in what order, and when it starts
+/// over. Every read is awaited (`synced`), so nothing sleeps.
+@Suite struct ChangeLogTests {
+    /// Writes down every change it is told, in order.
+    final class Recorder: LogFollower {
+        let changes = Locked<[LogChange]>([])
+
+        func follow(_ change: LogChange) async {
+            changes.withLock { $0.append(change) }
+        }
+
+        /// What it was told, one word each, with the messages a stretch brought.
+        var told: [String] {
+            changes.withLock { changes in
+                changes.map { change in
+                    switch change {
+                    case .restarted(let start):
+                        "restarted \(start.recent.map { $0.ticks.chatts.map(\.chatt.message) } ?? [])"
+                    case .advanced(let slice): "advanced \(slice.ticks.chatts.map(\.chatt.message))"
+                    case .settled: "settled"
+                    }
+                }
+            }
+        }
+
+        func forget() { changes.withLock { $0 = [] } }
+    }
+
+    let store = InMemoryChattRepository()
+    let recorder = Recorder()
+    static let far = ContinuousClock.now + .seconds(3600)
+
+    func log(pageSize: Int = 100, backfillTicks: Int64 = 64) -> ChangeLog {
+        let log = ChangeLog(repository: store, pageSize: pageSize, backfillTicks: backfillTicks)
+        log.follow(with: recorder)
+        return log
+    }
+
+    func post(_ message: String) async throws {
+        try await store.add(NewChatt(name: "n", message: message))
+    }
+
+    /// Commits `message` as another writer would: nobody is told, and the next read's tick takes it.
+    func commitElsewhere(_ message: String) {
+        store.storeCommitted(
+            NewChatt(name: "n", message: message), timestamp: "2026-03-25T08:12:00.\(100_000 + store.chatts.count)Z")
+    }
+
+    @Test func theFirstReadStartsTheLogWithItsRecentTicksAndLaterReadsTellOnlyWhatIsNew() async throws {
+        let log = log()
+        commitElsewhere("a")
+        commitElsewhere("b")
+        let start = try await log.synced(before: Self.far)
+        #expect(recorder.told == ["restarted [\"a\", \"b\"]", "settled"])
+        #expect(start == store.newestTick.position() && log.position == start)
+        recorder.forget()
+        try await post("c")
+        _ = try await log.caughtUp(before: Self.far)
+        #expect(recorder.told == ["advanced [\"c\"]", "settled"])
+        recorder.forget()
+        _ = try await log.synced(before: Self.far)
+        #expect(recorder.told == ["settled"], "nothing new: nothing but the end of the read")
+    }
+
+    @Test func aStretchLongerThanAPageIsToldPageByPageAndEndsWhereTheStoreStands() async throws {
+        let log = log(pageSize: 3)
+        _ = try await log.synced(before: Self.far)
+        recorder.forget()
+        for serial in 1...7 { commitElsewhere("\(serial)") }
+        let end = try await log.synced(before: Self.far)
+        let told = recorder.told
+        #expect(told.count > 2 && told.last == "settled")
+        let slices = recorder.changes.withLock { $0 }.compactMap { change -> LogSlice? in
+            if case .advanced(let slice) = change { return slice } else { return nil }
+        }
+        let messages: [String] = slices.flatMap { $0.ticks.chatts.map(\.chatt.message) }
+        #expect(messages == ["1", "2", "3", "4", "5", "6", "7"])
+        for (before, after) in zip(slices, slices.dropFirst()) { #expect(before.end == after.start, "no gap") }
+        #expect(slices.last?.end == end && end == store.newestTick.position())
+    }
+
+    @Test func anEditStartsTheLogOverAtTheTickThatSawIt() async throws {
+        let log = log()
+        commitElsewhere("a")
+        _ = try await log.synced(before: Self.far)
+        recorder.forget()
+        store.edit()
+        let start = try await log.synced(before: Self.far)
+        guard case .restarted(let restart)? = recorder.changes.withLock({ $0.first }) else {
+            Issue.record("expected a start, got \(recorder.told)")
+            return
+        }
+        #expect(restart.position == start && restart.epoch == 2 && restart.recent == nil, "no chatts of another epoch")
+    }
+
+    @Test func aStoreThatWentBackStartsTheLogOverInsteadOfSkipping() async throws {
+        let log = log()
+        commitElsewhere("a")
+        _ = try await log.synced(before: Self.far)
+        commitElsewhere("b")
+        _ = try await log.synced(before: Self.far)
+        let before = try #require(log.position)
+        store.restore(toTick: before.tick - 1)
+        recorder.forget()
+        try await post("c")
+        let after = try await log.synced(before: Self.far)
+        #expect(recorder.told.first?.hasPrefix("restarted") == true, "\(recorder.told)")
+        #expect(after.tick == before.tick && after.token != before.token, "the number again, under another token")
+    }
+
+    @Test func aFollowerAddedLateIsToldWhereTheLogStandsBeforeAnythingElse() async throws {
+        let log = log()
+        commitElsewhere("a")
+        _ = try await log.synced(before: Self.far)
+        let late = Recorder()
+        log.follow(with: late)
+        try await post("b")
+        _ = try await log.caughtUp(before: Self.far)
+        #expect(late.told == ["restarted [\"a\"]", "advanced [\"b\"]", "settled"])
+    }
+
+    @Test func aFailedReadIsAnsweredAndTheNextReaderAsksAgain() async throws {
+        let log = log()
+        store.fail(with: .unavailable("down"))
+        await #expect(throws: RepositoryError.unavailable("down")) { try await log.caughtUp(before: Self.far) }
+        #expect(recorder.told.isEmpty)
+        store.fail(with: nil)
+        _ = try await log.caughtUp(before: Self.far)
+        #expect(recorder.told.first?.hasPrefix("restarted") == true)
+    }
+
+    @Test func aReaderWhoseDeadlinePassesIsAnsweredOutOfTime() async throws {
+        let log = log()
+        await #expect(throws: ChangeLog.outOfTime) { try await log.synced(before: .now - .seconds(1)) }
+    }
+}
