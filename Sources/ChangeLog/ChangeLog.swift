@@ -65,6 +65,12 @@ public final class ChangeLog: Sendable {
         reader.position
     }
 
+    /// How many times the log has started (over) since the process did: its first read, then every edit, and every
+    /// store that went back.
+    public var starts: Int {
+        reader.restarts
+    }
+
     /// Waits until the followers have been told everything the log was asked to read before this call (this
     /// process's commits among it); returns where the log stands then. A read of the store that failed is tried
     /// again. `.unavailable` when the store cannot be read, or not by `deadline`.

@@ -10,6 +10,7 @@ final class LogReader: Sendable {
         var newcomers: [any LogFollower] = []
         var position: LogPosition?
         var epoch: Int64 = 0
+        var restarts = 0
     }
 
     private let repository: any ChattRepository
@@ -37,6 +38,10 @@ final class LogReader: Sendable {
 
     var position: LogPosition? {
         state.withLock { $0.position }
+    }
+
+    var restarts: Int {
+        state.withLock { $0.restarts }
     }
 
     /// One flight: where the log stands afterwards, or why the store could not be read.
@@ -78,6 +83,7 @@ final class LogReader: Sendable {
         let followers = state.withLock { state in
             state.position = position
             state.epoch = tick.epoch
+            state.restarts += 1
             state.followers += state.newcomers
             state.newcomers = []
             return state.followers
@@ -120,7 +126,8 @@ final class LogReader: Sendable {
         var ticks = Array(read.ticks.dropFirst())
         if let limit {
             ticks = ticks.filter { $0.tick.tick <= limit.tick }.map { held in
-                TickChatts(tick: held.tick, chatts: held.chatts.filter { limit.holds(tick: held.tick.tick, seq: $0.sequence) })
+                let chatts = held.chatts.filter { limit.holds(tick: held.tick.tick, seq: $0.sequence) }
+                return TickChatts(tick: held.tick, chatts: chatts)
             }
         }
         return LogSlice(start: first.tick.position(), ticks: ticks, end: limit ?? end)

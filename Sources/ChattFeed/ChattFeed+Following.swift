@@ -37,6 +37,7 @@ extension ChattFeed {
     private func build(_ kinds: Set<Kind>, at position: LogPosition) async {
         guard !kinds.isEmpty else { return }
         defer { fullReadEnded() }
+        state.withLock { $0.fullReads += 1 }
         let hints = state.withLock { $0.sizeHints }
         // Some slack over the last size, so that growth rarely copies the body being built.
         var builders = kinds.map { kind in

@@ -31,14 +31,17 @@ public final class ChattFeed: LogFollower {
         /// Body sizes of the versions last built, so the next full read reserves about what it needs.
         var sizeHints: [Kind: Int] = [:]
         var trusted = false
-        /// Reads served from a published feed at once, and reads that waited for the store, for /metrics.
+        /// Reads served from a published feed at once, reads that waited for the store, and full reads of the
+        /// store, for /metrics.
         var hits = 0
         var misses = 0
+        var fullReads = 0
     }
 
     /// The store: posts are written to it, and full reads come from it. Other reads (readiness) may use it directly.
     public let repository: any ChattRepository
-    let log: ChangeLog
+    /// The change log the feeds follow.
+    public let log: ChangeLog
     /// With `--strict-feeds`: notifications are never trusted, and no stale feed is served.
     private let strict: Bool
     /// How long a full read of the store may take.
@@ -92,5 +95,11 @@ public final class ChattFeed: LogFollower {
     /// Reads served from a published feed at once and reads that waited for the store, since start.
     public var counts: (hits: Int, misses: Int) {
         state.withLock { ($0.hits, $0.misses) }
+    }
+
+    /// Full reads of the store since start (a start, an edit, a chatt placed among older ones, a feed first asked
+    /// for): everything else is taken in from the change log.
+    public var fullReads: Int {
+        state.withLock { $0.fullReads }
     }
 }

@@ -88,7 +88,8 @@ struct BatchMachine<Insert, Settled, Connection> {
         let inserts = queue.take(maximumBatchSize)
         let number = order.number()
         writing = number
-        let write = Action.write(number: number, inserts: inserts, deadline: oldest + writeLimit, connection: connection)
+        let write = Action.write(
+            number: number, inserts: inserts, deadline: oldest + writeLimit, connection: connection)
         return [write] + disarmWhenEmpty()
     }
 

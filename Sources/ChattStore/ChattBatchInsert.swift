@@ -51,9 +51,10 @@ enum ChattBatchInsert {
             let result = try await session.queryCommitting(
                 batchStatement, columns, then: ChattsChangedNotice.announcement(origin: origin), executed: rowsIn)
             // The command tag counts the rows inserted; a short count would leave some posts unstored.
-            let outcome: Result<Void, StoreError> =
-                result.rowsAffected == chatts.count ? .success(()) : .failure(StoreError(.decodingFailed(column: "seq")))
-            return Array(repeating: outcome, count: chatts.count)
+            guard result.rowsAffected == chatts.count else {
+                return Array(repeating: .failure(StoreError(.decodingFailed(column: "seq"))), count: chatts.count)
+            }
+            return Array(repeating: .success(()), count: chatts.count)
         } catch {
             guard chatts.count > 1, !error.committing, case .rejected = error.error.repositoryError else {
                 return Array(repeating: .failure(error.error), count: chatts.count)

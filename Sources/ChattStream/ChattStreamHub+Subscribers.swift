@@ -62,7 +62,8 @@ extension ChattStreamHub {
             for (at, chatt) in read.ticks.events where meetsLog || current.holds(tick: at.tick, seq: at.seq) {
                 backlog += StreamEvent.chatt(chatt.chatt, at: at, kind: kind)
             }
-            return StreamSubscription(hub: self, kind: kind, cursor: cursor, backlog: HTTPBody(backlog), resetDue: false)
+            return StreamSubscription(
+                hub: self, kind: kind, cursor: cursor, backlog: HTTPBody(backlog), resetDue: false)
         }
     }
 

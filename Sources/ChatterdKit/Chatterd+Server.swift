@@ -24,7 +24,7 @@ extension Chatterd {
                 connectionsRefused: statistics.connectionsRefused, connectionsShed: statistics.connectionsShed,
                 connectionsClosed: statistics.connectionsClosed, pool: poolStats(),
                 logLinesDropped: logger.writer.droppedLines, cache: feed.counts,
-                streamSubscribers: streams?.subscriberCount))
+                changeLog: (feed.fullReads, feed.log.starts), streamSubscribers: streams?.subscriberCount))
         }, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
         }, mapPage: makeMapPage(options, logger: logger), staleFeedServed: { observer.staleFeedServed($1, for: $0) },

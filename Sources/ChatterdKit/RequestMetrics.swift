@@ -94,6 +94,8 @@ struct MetricsGauges {
     var logLinesDropped: Int
     /// Feed cache hits and misses since start, where a cache exists; nil leaves the two series out.
     var cache: (hits: Int, misses: Int)?
+    /// Full reads of the store for the feeds, and starts of the change log, since start; nil leaves them out.
+    var changeLog: (fullReads: Int, starts: Int)?
     /// Feed stream subscribers now, where streams are served.
     var streamSubscribers: Int?
 
@@ -132,6 +134,14 @@ struct MetricsGauges {
                         cache.hits)
             page.single("chatterd_feed_cache_misses_total", "counter",
                         help: "Feed reads that had to query the database.", cache.misses)
+        }
+        if let changeLog {
+            page.single("chatterd_feed_full_reads_total", "counter",
+                        help: "Feeds read from the store in full, not taken in from the change log.",
+                        changeLog.fullReads)
+            page.single("chatterd_change_log_starts_total", "counter",
+                        help: "Starts of the change log: the first read, then each edit or store that went back.",
+                        changeLog.starts)
         }
         if let streamSubscribers {
             page.single("chatterd_stream_subscribers", "gauge", help: "Feed stream subscribers now.",

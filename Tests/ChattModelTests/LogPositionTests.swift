@@ -63,7 +63,8 @@ import Testing
     @Test func aReadEndsAtItsLastTickWholeUnlessCutAfterAChatt() {
         let chatt = SequencedChatt(
             sequence: 9,
-            chatt: StoredChatt(name: "n", message: "m", id: "i", timestamp: "2026-01-01T00:00:00.000000Z", geodata: nil))
+            chatt: StoredChatt(
+                name: "n", message: "m", id: "i", timestamp: "2026-01-01T00:00:00.000000Z", geodata: nil))
         let tick = LogTick(tick: 4, token: 0xa, epoch: 1)
         #expect(LogRead(ticks: [TickChatts(tick: tick, chatts: [chatt])], isCut: false).end == tick.position())
         #expect(LogRead(ticks: [TickChatts(tick: tick, chatts: [chatt])], isCut: true).end

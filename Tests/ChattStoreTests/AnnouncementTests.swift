@@ -86,7 +86,8 @@ extension DatabaseTests {
                 defer { listener.stop() }
                 // Marked as chatterd's and never announced: as when its process died right after the commit.
                 _ = try database.column("""
-                    INSERT INTO chatts (name, message) SELECT 'n', 'm' WHERE \(ChattsChangedNotice.announcesInsertCondition)
+                    INSERT INTO chatts (name, message) SELECT 'n', 'm'
+                    WHERE \(ChattsChangedNotice.announcesInsertCondition)
                     """)
                 #expect(await waitUntil { heard.checks >= 3 }, "the change log's fallback comes at every check")
                 _ = try database.column(Self.markerSQL)

@@ -75,7 +75,9 @@ extension DatabaseTests {
                 try await repository.add(NewChatt(name: "n", message: "after"))
                 _ = try await repository.tick(before: .soon)
                 var rows: [String] = []
-                _ = try await repository.readChatts(at: older.position(), before: .soon) { rows.append($0.chatt.message) }
+                _ = try await repository.readChatts(at: older.position(), before: .soon) {
+                    rows.append($0.chatt.message)
+                }
                 #expect(rows == ["before"])
                 #expect(try await repository.all().map(\.message) == ["before", "after"])
             }

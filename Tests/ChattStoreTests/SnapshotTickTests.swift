@@ -220,7 +220,8 @@ extension DatabaseTests {
 
         /// A copy of the migrations before `version`, so a database can stand where one did before it.
         static func migrations(before version: String) throws -> String {
-            let directory = FileManager.default.temporaryDirectory.appending(path: "chatterd-before-\(version)-\(UUID())")
+            let directory = FileManager.default.temporaryDirectory
+                .appending(path: "chatterd-before-\(version)-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let source = URL(filePath: TestDatabase.migrationsDirectory)
             for name in try FileManager.default.contentsOfDirectory(atPath: source.path)

@@ -30,7 +30,8 @@ import TestSupport
             read: { [store] position, limit, deadline throws(RepositoryError) in
                 try await store.log(after: position, limit: limit, before: deadline)
             },
-            capacity: capacity, readLimit: readLimit, heartbeat: .seconds(15), now: { [clock] in clock.withLock { $0 } })
+            capacity: capacity, readLimit: readLimit, heartbeat: .seconds(15),
+            now: { [clock] in clock.withLock { $0 } })
     }
 
     static let far = ContinuousClock.now + .seconds(3600)
@@ -59,8 +60,13 @@ import TestSupport
     }
 
     /// The position of the chatt with sequence number `seq` in tick `tick` (before any restore).
+    static func position(_ tick: Int64, _ seq: Int64) -> LogPosition {
+        LogPosition(tick: tick, token: InMemoryChattRepository.token(of: tick), seq: seq)
+    }
+
+    /// Its text, an event's id.
     static func id(_ tick: Int64, _ seq: Int64) -> String {
-        LogPosition(tick: tick, token: InMemoryChattRepository.token(of: tick), seq: seq).description
+        position(tick, seq).description
     }
 
     /// Everything `subscription` has ready, as text.
@@ -97,7 +103,8 @@ import TestSupport
         #expect(sent.hasPrefix("id: \(Self.id(3, 2))\ndata: [\"ann\",\"hi ann\","))
         #expect(sent.contains(#""2026-03-25T08:11:59.100002Z","[1,2,3,4]"]"# + "\n\n"))
         let rows = Self.drain(chatts).text.split(separator: "\n").filter { $0.hasPrefix("data: ") }
-        #expect(rows.first == #"data: ["ann","hi ann","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z"]"#)
+        #expect(rows.first
+            == #"data: ["ann","hi ann","00000000-0000-4000-8000-000000000002","2026-03-25T08:11:59.100002Z"]"#)
         #expect(Self.drain(maps).text.isEmpty)
         try await settle()
         #expect(Self.drain(maps).text.isEmpty, "nothing twice")
@@ -108,12 +115,12 @@ import TestSupport
         try await settle()
         try await post("a", "b", "c", "d", "e", "f")
         // Ticks 2 to 7 hold chatts 1 to 6.
-        let near = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(5, 4))!), before: Self.far)
+        let near = try await hub.subscribe(.chatts, after: .position(Self.position(5, 4)), before: Self.far)
         near.open(wake: {})
         #expect(Self.ids(Self.drain(near).text) == [Self.id(6, 5), Self.id(7, 6)])
         #expect(hub.state.withLock { $0.log.coveredFrom.tick } > 2, "the oldest events fell off")
         let readsBefore = store.logReads
-        let far = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(2, 1))!), before: Self.far)
+        let far = try await hub.subscribe(.chatts, after: .position(Self.position(2, 1)), before: Self.far)
         far.open(wake: {})
         #expect(store.logReads == readsBefore + 1)
         #expect(Self.ids(Self.drain(far).text) == (3...7).map { Self.id($0, $0 - 1) })
@@ -122,12 +129,12 @@ import TestSupport
         #expect(Self.ids(Self.drain(near).text) == [Self.id(8, 7)])
     }
 
-    @Test func aNewHubStartsWithTheRecentChattsInItsLogSoClientsResumingAfterARestartNeedNoReadOfTheirOwn() async throws {
+    @Test func aNewHubHoldsTheRecentChattsSoClientsResumingAfterARestartNeedNoReadOfTheirOwn() async throws {
         try await post("r0", "r1", "r2", "r3", "r4")
         let hub = hub(capacity: 4_000)
         try await settle()
         let reads = store.logReads
-        let subscription = try await hub.subscribe(.chatts, after: .position(LogPosition(text: Self.id(3, 2))!), before: Self.far)
+        let subscription = try await hub.subscribe(.chatts, after: .position(Self.position(3, 2)), before: Self.far)
         #expect(store.logReads == reads, "the log started with the recent ticks: no read for the client")
         subscription.open(wake: {})
         #expect(Self.ids(Self.drain(subscription).text) == [Self.id(4, 3), Self.id(5, 4), Self.id(6, 5)])

@@ -138,9 +138,21 @@ import Testing
         #expect(page.families["chatterd_feed_cache_misses_total"]?.type == "counter")
     }
 
+    @Test func changeLogSeriesAppearOnlyWithAChangeLog() throws {
+        let metrics = RequestMetrics()
+        #expect(try Exposition(metrics.render(idle)).families["chatterd_feed_full_reads_total"] == nil)
+        var gauges = idle
+        gauges.changeLog = (fullReads: 3, starts: 2)
+        let page = try Exposition(metrics.render(gauges))
+        #expect(page.value("chatterd_feed_full_reads_total") == 3)
+        #expect(page.value("chatterd_change_log_starts_total") == 2)
+        #expect(page.families["chatterd_change_log_starts_total"]?.type == "counter")
+    }
+
     @Test func theReadmeTableListsEveryFamilyWithItsTypeAndNoOther() throws {
         var gauges = idle
         gauges.cache = (hits: 0, misses: 0)
+        gauges.changeLog = (fullReads: 0, starts: 0)
         gauges.certificateNotAfter = 0
         let families = try Exposition(RequestMetrics().render(gauges)).families
         for (name, family) in families.sorted(by: { $0.key < $1.key }) {

@@ -48,7 +48,7 @@ import Testing
         _ = state.land(3, at: at(1))
         #expect(state.wait("a", for: 1, until: nil, at: at(0)) == [.answer(["a"], 3)])
         _ = state.ask()
-        #expect(state.wait("b", for: 1, until: nil, at: at(0)) == [.answer(["b"], 3)], "the landed one, not the one flying")
+        #expect(state.wait("b", for: 1, until: nil, at: at(0)) == [.answer(["b"], 3)], "the landed one, not a new one")
     }
 
     @Test func waitingForAFlightNobodyBeganBeginsIt() {
