@@ -14,14 +14,15 @@ at the end. What it holds the history to (the report lists the same):
 - Order: every read is the final feed restricted to its own rows (the same rows in the same order, and no row
   that is not stored); each reader's successive reads only grow.
 - Faults took effect: each fault window carries the evidence its injector saw (a host answering 503, a new
-  Patroni leader, HAProxy marking a server DOWN, ...); a window without any fails.
+  Patroni leader, HAProxy marking a server DOWN, ...); a window without any fails. While a fault that every write
+  goes through is down (`writes_down`: PgBouncer), every post begun and answered in it fails, chatterd answering
+  at least one of them, and posts are acknowledged again after the heal.
 - Back through the balancer: after each heal, requests through HAProxy are answered by both chatterd hosts
   again (their X-Request-Id prefixes), and HAProxy's session counters for both servers rise.
 - Convergence: after each heal, a read from each host holds every post acknowledged before the heal within
   CONVERGENCE_BOUND seconds.
-- Subscribers (only when the server has the live feed): every acknowledged post posted after a subscriber
-  first connected is among its events exactly once, positions `E-N` strictly increase (one E), no
-  `event: reset`, and no event for a chatt that is not stored.
+- Subscribers (mandatory): subscriber_checks.py holds each one's events, from the empty store on, to the final
+  store (every stored chatt exactly once, in the change log's order) and requires resumes across the faults.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import bisect
 import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+
+from subscriber_checks import StoredChatt, check_subscribers
 
 CONVERGENCE_BOUND = 30.0
 SERVING_GAP = 5.0
@@ -44,12 +47,16 @@ CHECKS = [
     "membership: every read holds every post acknowledged before it began (any host, through HAProxy or direct)",
     "order: every read is the final feed restricted to its rows (same order, nothing unstored); each reader's "
     "reads only grow",
-    "faults: each fault recorded evidence that it took effect",
+    "faults: each fault recorded evidence that it took effect; while PgBouncer was down, every post begun and "
+    "answered then failed (chatterd answering some) and posts were acknowledged again after it",
     "balancer: after each heal, responses through HAProxy from both app1 and app2 (X-Request-Id prefixes) and "
     "HAProxy's session counters rising for both",
     f"convergence: after each heal, a read from each host with every post acknowledged before it within "
     f"{CONVERGENCE_BOUND:.0f} s",
-    "subscribers (with the live feed): each acknowledged post once, positions increasing, no reset",
+    "subscribers (mandatory, from the empty store on): the live feed answered 200 at load start; each subscriber "
+    "had every stored chatt (acknowledged or not) exactly once and nothing else, no reset, positions T.K.S strictly "
+    "increasing by (tick, seq) across its reconnections, one token per tick, each where the store's change log "
+    "has its chatt; each resumed with Last-Event-ID during a fault, and one on the other chatterd process",
 ]
 
 
@@ -128,6 +135,7 @@ class Window:
     lb_sessions: dict[str, int] | None = None
     must_serve: bool = False
     affected: str | None = None  # a host whose failed direct reads during the cut show the fault took effect
+    writes_down: bool = False  # every post goes through what is down from the cut to the heal
 
 
 @dataclass
@@ -157,6 +165,7 @@ class Verdict:
     reads_lacking_in_flight: int = 0
     most_lacking: int = 0
     subscribers: list[str] = field(default_factory=list)
+    other_process: list[str] = field(default_factory=list)  # the subscribers' resumes on the other process
     problems: list[str] = field(default_factory=list)
 
 
@@ -181,8 +190,11 @@ def report_some(problems: list[str], found: list[str]) -> None:
         problems.append(f"... and {len(found) - SHOWN} more like it")
 
 
-def check(records: list[dict], windows: list[Window], order: list[str], standby: Counter,
+def check(records: list[dict], windows: list[Window], chatts: list[StoredChatt], standby: Counter,
           strict_feeds: bool = True) -> Verdict:
+    """The history (`records`, outcomes.jsonl) against the faults and the final store: the primary's chatts in
+    feed order, and the standby's messages."""
+    order = [chatt.msg for chatt in chatts]
     posts = [r for r in records if r["op"] == "post"]
     stored = Counter(order)
     acknowledged = {p["msg"] for p in posts if p["status"] == 200}
@@ -278,6 +290,8 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
             if failed := Counter(str(r["status"]) for r in during if r["status"] != 200):
                 figures.evidence.append(f"{window.affected} failed {sum(failed.values())} of {len(during)} direct "
                                         f"reads begun during the cut ({', '.join(f'{k}: {v}' for k, v in failed.items())})")
+        if window.writes_down:
+            check_writes_down(window, posts, figures.evidence, problems)
         if not figures.evidence:
             problems.append(f"{window.name}: nothing showed that the fault took effect")
         figures.after_heal = dict(Counter(server_of.get(r["srv"], "unknown") for r in through_lb
@@ -300,7 +314,13 @@ def check(records: list[dict], windows: list[Window], order: list[str], standby:
                                     f"(at most {SERVING_GAP:.0f} s)")
         verdict.faults.append(figures)
 
-    check_subscribers(records, posts, position, verdict)
+    live = check_subscribers(records, windows, chatts)
+    verdict.subscribers = live.summaries
+    verdict.other_process = [f"{r.subscriber} at {r.t:.1f} from {server_of.get(r.before, r.before)} to "
+                             f"{server_of.get(r.after, r.after)}" + (f" (during {r.fault})" if r.fault else "")
+                             for r in live.other_process]
+    for found in live.found:
+        report_some(problems, found)
     return verdict
 
 
@@ -343,49 +363,19 @@ def converged_after(window: Window, posts: list[dict], reads: list[Read], positi
     return latest - window.heal
 
 
-def check_subscribers(records: list[dict], posts: list[dict], position: dict[str, int], verdict: Verdict) -> None:
-    """The live-feed subscribers' events (load.py records them only when /getmaps/stream answers 200)."""
-    switch = next((r for r in records if r["op"] == "streams"), None)
-    if switch is None or not switch.get("enabled"):
-        verdict.subscribers.append(f"skipped: /getmaps/stream answered {switch and switch.get('status')}")
-        return
-    problems = verdict.problems
-    subscribers = sorted({r["sub"] for r in records if r["op"] in ("sub", "event")})
-    if not subscribers:
-        problems.append("subscribers: the live feed is on, but no subscriber recorded anything")
-    acked = [p for p in posts if p["status"] == 200]
-    for name in subscribers:
-        connects = [r for r in records if r["op"] == "sub" and r["sub"] == name and r["what"] == "connected"]
-        events = [r for r in records if r["op"] == "event" and r["sub"] == name]
-        if not connects:
-            problems.append(f"subscriber {name}: never connected")
-            continue
-        start = connects[0]["t"]
-        found = []
-        resets = [e for e in events if e.get("event") == "reset"]
-        if resets:
-            found.append(f"subscriber {name}: {len(resets)} `event: reset` (the load never edits a chatt), "
-                         f"first at {resets[0]['t']:.1f}")
-        last = None
-        for event in events:
-            if event.get("event") == "reset":
-                continue
-            try:
-                epoch, number = (int(part) for part in event["id"].split("-"))
-            except (ValueError, AttributeError):
-                found.append(f"subscriber {name}: an event's id {event.get('id')!r} is not E-N")
-                continue
-            if last is not None and (epoch != last[0] or number <= last[1]):
-                found.append(f"subscriber {name}: position {event['id']} at {event['t']:.1f} does not follow "
-                             f"{last[0]}-{last[1]}")
-            last = (epoch, number)
-        seen = Counter(e["msg"] for e in events if e.get("event") != "reset")
-        if twice := sorted(m for m, n in seen.items() if n > 1):
-            found.append(f"subscriber {name}: {len(twice)} chatts came more than once, e.g. {twice[:3]}")
-        if unstored := sorted(m for m in seen if m not in position):
-            found.append(f"subscriber {name}: events for {len(unstored)} chatts that are not stored, e.g. {unstored[:3]}")
-        if missing := [p["msg"] for p in acked if p["t0"] >= start and not seen[p["msg"]]]:
-            found.append(f"subscriber {name}: {len(missing)} acknowledged posts never came, e.g. {missing[:3]}")
-        report_some(problems, found)
-        verdict.subscribers.append(f"{name}: {len(events)} events, {len(connects)} connections, "
-                                   f"{len(found)} kinds of problem")
+def check_writes_down(window: Window, posts: list[dict], evidence: list[str], problems: list[str]) -> None:
+    """Every post begun and answered between the cut and the heal failed, chatterd answering some of them (its
+    requests through what was down failed), and chatterd acknowledged posts again after the heal."""
+    during = [p for p in posts if window.cut <= p["t0"] and p["t1"] <= window.heal]
+    if acknowledged := [p["msg"] for p in during if p["status"] == 200]:
+        problems.append(f"{window.name}: {len(acknowledged)} posts begun and answered while it was down were "
+                        f"acknowledged, e.g. {acknowledged[:3]}")
+    failed = Counter(str(p["status"]) for p in during if p["status"] != 200 and p.get("srv"))
+    if not failed:
+        problems.append(f"{window.name}: no post begun and answered while it was down was refused by chatterd")
+    again = min((p["t1"] for p in posts if p["status"] == 200 and p["t0"] >= window.heal), default=None)
+    if failed and not acknowledged and again is not None:
+        evidence.append(f"chatterd refused {sum(failed.values())} of the {len(during)} posts begun and answered "
+                        f"while it was down ({', '.join(f'{k}: {v}' for k, v in sorted(failed.items()))}), none "
+                        f"acknowledged; the first post begun after the heal was acknowledged "
+                        f"{again - window.heal:.1f} s after it")

@@ -22,6 +22,7 @@ import checker
 from faults import FAULTS, Run, inject
 from netns import Network, namespaces_supported
 from services import CHATTERD_PORT, Services, wait_until
+from subscriber_checks import StoredChatt
 
 SKIP = 77
 HOSTS = {"etcd1": "198.18.0.11", "etcd2": "198.18.0.12", "etcd3": "198.18.0.13",
@@ -68,14 +69,25 @@ def start_cluster(services: Services, cert: Path, key: Path) -> None:
     time.sleep(2)
 
 
-def final_state(services: Services) -> tuple[list[str], Counter]:
-    """The feed's order on the primary, and the standby's messages once it has replayed everything."""
+# Each chatt in feed order, with the tick of the change log whose transactions include its own (migrations/0006).
+FINAL_CHATTS = """SELECT c.id, c.seq, t.tick, to_hex(t.token), c.message FROM chatts c
+    LEFT JOIN chatts_ticks t ON c.xid = ANY (t.xids) ORDER BY c.time, c.seq"""
+
+
+def final_state(services: Services) -> dict:
+    """final.json: the primary's chatts in feed order (id, seq, tick, token, message) and the standby's messages,
+    once it has replayed everything."""
     leader, standby = services.synchronous_pair()
-    order = services.psql(leader, "SELECT message FROM chatts ORDER BY time, seq", "chatterd").splitlines()
-    wait_until(lambda: services.psql(standby, "SELECT count(*) FROM chatts", "chatterd").strip() == str(len(order)),
+    rows = [line.split("|", 4) for line in services.psql(leader, FINAL_CHATTS, "chatterd").splitlines()]
+    wait_until(lambda: services.psql(standby, "SELECT count(*) FROM chatts", "chatterd").strip() == str(len(rows)),
                30, "the standby to replay every chatt")
     on_standby = Counter(services.psql(standby, "SELECT message FROM chatts", "chatterd").splitlines())
-    return order, on_standby
+    return {"chatts": rows, "standby": on_standby}
+
+
+def stored_chatts(rows: list[list[str]]) -> list[StoredChatt]:
+    return [StoredChatt(id=chatt, msg=message, seq=int(seq), tick=int(tick) if tick else None,
+                        token=token or None) for chatt, seq, tick, token, message in rows]
 
 
 def report(verdict: checker.Verdict, path: Path) -> str:
@@ -102,7 +114,12 @@ def report(verdict: checker.Verdict, path: Path) -> str:
               f"connections), {verdict.membership_checked} held to membership",
               f"{verdict.reads_lacking_in_flight} reads lacked rows of posts still in flight when they began "
               f"(allowed: a feed is in transaction-start order; at most {verdict.most_lacking} in one read)",
-              "subscribers: " + "; ".join(verdict.subscribers)]
+              "subscribers (each from the empty store on; connections through app1, app2 or HAProxy):"]
+    lines += [f"- {summary}" for summary in verdict.subscribers]
+    shown = verdict.other_process[:checker.SHOWN]
+    more = len(verdict.other_process) - len(shown)
+    lines += [f"resumed on the other chatterd process {len(verdict.other_process)} times: " + "; ".join(shown)
+              + (f"; and {more} more" if more else "")]
     lines += [f"PROBLEM: {p}" for p in verdict.problems] or ["checker: every check above passed"]
     text = "\n".join(lines) + "\n"
     path.write_text(text)
@@ -114,7 +131,7 @@ def recheck(results: Path) -> int:
     records = [json.loads(line) for line in (results / "outcomes.jsonl").read_text().splitlines()]
     windows = [checker.Window(**window) for window in json.loads((results / "windows.json").read_text())]
     final = json.loads((results / "final.json").read_text())
-    verdict = checker.check(records, windows, final["order"], Counter(final["standby"]))
+    verdict = checker.check(records, windows, stored_chatts(final["chatts"]), Counter(final["standby"]))
     print(report(verdict, results / "report.md"), flush=True)
     return 1 if verdict.problems else 0
 
@@ -147,6 +164,8 @@ def main() -> int:
     known = {f.name: f for f in FAULTS}
     if unknown := [name for name in names if name not in known]:
         parser.error(f"unknown fault {', '.join(unknown)}; the faults are {', '.join(known)}")
+    if not names:
+        parser.error("no fault given: the subscribers must resume across a fault, so a run without one cannot pass")
     chosen = [known[name] for name in names]
     if reason := namespaces_supported():
         say(f"SKIPPED: {reason}")
@@ -174,9 +193,9 @@ def main() -> int:
         time.sleep(BASELINE_SECONDS)
         windows = [inject(run, fault) for fault in chosen]
         (results / "windows.json").write_text(json.dumps([vars(w) for w in windows]))
-        network.stop(load, timeout=40)
-        order, on_standby = final_state(services)
-        (results / "final.json").write_text(json.dumps({"order": order, "standby": on_standby}))
+        # The posters' last requests may take REQUEST_TIMEOUT, then the subscribers drain (at most 30 s).
+        network.stop(load, timeout=60)
+        (results / "final.json").write_text(json.dumps(final_state(services)))
         return recheck(results)
     except Exception as error:  # the teardown below must run, and the stage must fail with a reason
         say(f"FAILED: {type(error).__name__}: {error}")

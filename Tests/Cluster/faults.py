@@ -24,6 +24,7 @@ class Fault:
     inject: Callable[["Run"], tuple[float, float, list[str]]]
     must_serve: bool = False  # the cluster keeps acknowledging posts and answering reads while it lasts
     affected: str | None = None  # a chatterd host whose failed direct reads during the cut count as evidence
+    writes_down: bool = False  # every post goes through what is down from the cut to the heal
 
 
 class Run:
@@ -116,8 +117,8 @@ def primary_isolated(run: Run) -> tuple[float, float, list[str]]:
     run.note(evidence, f"Patroni's leader changed from {old} to {new} {time.monotonic() - cut:.1f} s after {old} "
              "was cut off")
     # Behind its partition the old primary must stop taking writes once its leader key is gone.
-    wait_until(lambda: run.services.is_read_only_or_down(old), 60, f"{old} to step down", interval=0.5)
-    run.note(evidence, f"{old} refused writes (in recovery or down) {time.monotonic() - cut:.1f} s after the cut")
+    refusal = wait_until(lambda: run.services.write_refusal(old), 60, f"{old} to step down", interval=0.5)
+    run.note(evidence, f"{old} took no writes {time.monotonic() - cut:.1f} s after the cut: {refusal}")
     time.sleep(3)
     run.net.heal(old)
     return cut, time.monotonic(), evidence
@@ -159,20 +160,36 @@ def standby_cut_from_primary(run: Run) -> tuple[float, float, list[str]]:
 
 
 def pgbouncer_restarted(run: Run) -> tuple[float, float, list[str]]:
+    """PgBouncer's host down and its process killed; the heal is when the link comes back, and PgBouncer is
+    started again right after. The evidence is its own: the old process gone and a new one logging its start
+    (the checker adds chatterd's posts failing while it was down and acknowledged again after)."""
     evidence: list[str] = []
+    services = run.services
+    old = services.pgbouncer_starts()[-1]
+    at_kill = run.log_size("pgbouncer")
     run.net.link("pgb", up=False)
     cut = time.monotonic()
-    run.services.kill_pgbouncer()
-
-    def refused(elapsed: float) -> str | None:
-        if run.services.connects("app2", "pgb", 6432, timeout=1.5):
-            return None
-        return f"a TCP connection from app2 to PgBouncer's port failed {elapsed:.1f} s into the outage"
-
-    hold(run, cut, 5, refused, evidence)
+    services.kill_pgbouncer()
+    wait_until(lambda: not running(old), 5, f"PgBouncer's process {old} to end")
+    run.note(evidence, f"PgBouncer's process {old} ended {time.monotonic() - cut:.1f} s after the cut")
+    time.sleep(max(0.0, 5 - (time.monotonic() - cut)))
+    heal = time.monotonic()
     run.net.link("pgb", up=True)
-    run.services.start_pgbouncer()
-    return cut, time.monotonic(), evidence
+    services.start_pgbouncer()
+    new = wait_until(lambda: [pid for pid in services.pgbouncer_starts(at_kill) if pid != old and running(pid)],
+                     10, "a new PgBouncer process to log its start")[-1]
+    run.note(evidence, f"a new PgBouncer process, {new}, logged `process up` {time.monotonic() - heal:.1f} s after "
+             "the link came back")
+    return cut, heal, evidence
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` runs (exists and is no zombie): this machine's processes share one process id space."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def etcd_member_cut(run: Run) -> tuple[float, float, list[str]]:
@@ -228,7 +245,7 @@ FAULTS = [
     Fault("app-lb-cut", "one chatterd host silently cut from HAProxy for 20 s", app_cut_from_balancer),
     Fault("standby-cut", "the synchronous standby silently cut from the primary for 20 s", standby_cut_from_primary),
     Fault("pgbouncer-restart", "PgBouncer's host down (link and process) for 5 s, then PgBouncer started again",
-          pgbouncer_restarted),
+          pgbouncer_restarted, writes_down=True),
     Fault("etcd-member-cut", "one etcd member (the one Patroni's leader talks to) silently cut from everything "
           "for 20 s, while the cluster keeps serving", etcd_member_cut, must_serve=True),
 ]
@@ -245,7 +262,8 @@ def inject(run: Run, fault: Fault) -> Window:
     counted = None if before is None or after is None else {
         host: after.get(host, 0) - before.get(host, 0) for host in ("app1", "app2")}
     run.say(f"  settled; HAProxy sessions since the heal: {counted}")
-    return Window(fault.name, cut, heal, time.monotonic(), evidence, counted, fault.must_serve, fault.affected)
+    return Window(fault.name, cut, heal, time.monotonic(), evidence, counted, fault.must_serve, fault.affected,
+                  fault.writes_down)
 
 
 def sessions(run: Run) -> dict[str, int] | None:

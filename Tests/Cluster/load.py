@@ -10,29 +10,24 @@ Feeds are recorded as their length, a hash chain over their messages (`chain`), 
 checker can tell exactly which rows a read had, and whether they were in the final order, without keeping every
 read whole.
 
-With the live feed (only when the server answers 200 on /getmaps/stream), four subscribers follow
-/getchatts/stream over HTTP/1.1 and TLS, one directly to each host and two through the balancer, recording
-every event and reconnecting with Last-Event-ID after a drop."""
+Before the first post, the live feed's subscribers (subscribers.py) take their starting positions from the empty
+feed; they follow /getchatts/stream until every post is answered and the last events have reached them."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import http.client
 import json
 import signal
-import socket
 import ssl
 import threading
 import time
 
-REQUEST_TIMEOUT = 10.0
+import subscribers
+from client import REQUEST_TIMEOUT, Client, Recorder, server_of
+
 RECONNECT_EVERY = 20
 PROBE_INTERVAL = 0.5
-# A subscriber that hears nothing, not even a heartbeat (every 15 s by default), for this long drops and resumes.
-STREAM_IDLE = 35.0
-# After the posters stop, subscribers go on this long for the last events to arrive.
-STREAM_DRAIN = 3.0
 
 
 def chain(messages, digest: bytes = b"") -> str:
@@ -55,58 +50,6 @@ def feed_record(messages: list[str]) -> dict:
             other.append(message)
     have = {stem: [max(present), sorted(set(range(max(present) + 1)) - present)] for stem, present in seqs.items()}
     return {"n": len(messages), "chain": chain(messages), "have": have, "other": other, "newest": messages[-3:]}
-
-
-def server_of(headers: dict) -> str | None:
-    """The chatterd process that answered: the random prefix of the request id it made."""
-    request_id = headers.get("x-request-id")
-    return request_id.split("-", 1)[0] if request_id else None
-
-
-class Client:
-    """One keep-alive HTTPS connection, opened again after any failure."""
-
-    def __init__(self, address: str, context: ssl.SSLContext):
-        self.host, port = address.rsplit(":", 1)
-        self.port = int(port)
-        self.context = context
-        self.connection: http.client.HTTPSConnection | None = None
-
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[object, dict, bytes]:
-        """(status or failure name, headers, body)."""
-        if self.connection is None:
-            self.connection = http.client.HTTPSConnection(self.host, self.port, context=self.context,
-                                                          timeout=REQUEST_TIMEOUT)
-        headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
-        try:
-            self.connection.request(method, path, body=body, headers=headers)
-            response = self.connection.getresponse()
-            payload = response.read()
-            if response.getheader("Connection", "").lower() == "close":
-                self.close()
-            return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
-        except (socket.timeout, TimeoutError):
-            self.close()
-            return "timeout", {}, b""
-        except (OSError, http.client.HTTPException) as error:
-            self.close()
-            return f"error:{type(error).__name__}", {}, b""
-
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
-
-
-class Recorder:
-    def __init__(self, path: str):
-        self.file = open(path, "w", buffering=1)
-        self.lock = threading.Lock()
-
-    def write(self, **record) -> None:
-        line = json.dumps(record, separators=(",", ":"))
-        with self.lock:
-            self.file.write(line + "\n")
 
 
 def read_feed(client: Client) -> tuple[object, list[str] | None, dict]:
@@ -169,161 +112,6 @@ def prober(args, context, recorder: Recorder, stop: threading.Event) -> None:
         stop.wait(max(0.0, PROBE_INTERVAL - (time.monotonic() - started)))
 
 
-# --- the live feed's subscribers
-
-class Dropped(Exception):
-    pass
-
-
-class Stopped(Exception):
-    pass
-
-
-class Wire:
-    """Bytes from a TLS socket with a short timeout, so a stop or a silent peer is noticed."""
-
-    def __init__(self, sock: ssl.SSLSocket, stop: threading.Event):
-        self.sock, self.stop, self.buffer = sock, stop, b""
-        self.last = time.monotonic()
-
-    def fill(self) -> None:
-        while True:
-            if self.stop.is_set():
-                raise Stopped()
-            try:
-                data = self.sock.recv(65536)
-            except (socket.timeout, TimeoutError):
-                if time.monotonic() - self.last > STREAM_IDLE:
-                    raise Dropped(f"nothing for {STREAM_IDLE:.0f} s")
-                continue
-            except OSError as error:
-                raise Dropped(type(error).__name__)
-            if not data:
-                raise Dropped("closed")
-            self.last = time.monotonic()
-            self.buffer += data
-            return
-
-    def line(self) -> bytes:
-        while (end := self.buffer.find(b"\n")) < 0:
-            self.fill()
-        line, self.buffer = self.buffer[:end + 1], self.buffer[end + 1:]
-        return line.rstrip(b"\r\n")
-
-    def exactly(self, count: int) -> bytes:
-        while len(self.buffer) < count:
-            self.fill()
-        data, self.buffer = self.buffer[:count], self.buffer[count:]
-        return data
-
-
-def open_stream(address: str, context: ssl.SSLContext, path: str, stop: threading.Event,
-                last_event_id: str | None = None) -> tuple[object, dict, Wire | None, ssl.SSLSocket | None]:
-    """Sends GET `path` over a new HTTP/1.1 TLS connection: (status or failure, headers, the body's wire)."""
-    host, port = address.rsplit(":", 1)
-    try:
-        raw = socket.create_connection((host, int(port)), timeout=5)
-        sock = context.wrap_socket(raw, server_hostname=host)
-        sock.settimeout(1.0)
-        request = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
-        if last_event_id:
-            request += f"Last-Event-ID: {last_event_id}\r\n"
-        sock.sendall((request + "\r\n").encode())
-        wire = Wire(sock, stop)
-        status_line = wire.line().decode("latin-1").split()
-        headers = {}
-        while line := wire.line():
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
-        return int(status_line[1]), headers, wire, sock
-    except (OSError, ValueError, IndexError, Dropped) as error:
-        return f"error:{type(error).__name__}", {}, None, None
-
-
-def body_chunks(wire: Wire, headers: dict):
-    """The body's bytes as they come, chunked or until the connection ends."""
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        while True:
-            size = int(wire.line().split(b";")[0], 16)
-            if size == 0:
-                raise Dropped("the stream ended")
-            data = wire.exactly(size)
-            wire.exactly(2)
-            yield data
-    while True:
-        if not wire.buffer:
-            wire.fill()
-        data, wire.buffer = wire.buffer, b""
-        yield data
-
-
-def events(chunks):
-    """Server-sent events as (event type, id, data) from a stream of bytes."""
-    pending, kind, event_id, data = b"", None, None, []
-    for chunk in chunks:
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            line, pending = pending[:end].rstrip(b"\r").decode(), pending[end + 1:]
-            if not line:
-                if data or kind:
-                    yield kind or "message", event_id, "\n".join(data)
-                kind, data = None, []
-            elif line.startswith(":"):
-                continue
-            else:
-                name, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if name == "event":
-                    kind = value
-                elif name == "id":
-                    event_id = value
-                elif name == "data":
-                    data.append(value)
-
-
-def subscriber(name: str, address: str, context, recorder: Recorder, stop: threading.Event) -> None:
-    """Follows /getchatts/stream, resuming from the last event it had after any drop."""
-    last_event_id = None
-    while not stop.is_set():
-        status, headers, wire, sock = open_stream(address, context, "/getchatts/stream", stop, last_event_id)
-        now = time.monotonic()
-        if status != 200:
-            recorder.write(op="sub", sub=name, what="refused", t=now, status=status, last_event_id=last_event_id)
-            if sock:
-                sock.close()
-            stop.wait(1.0)
-            continue
-        recorder.write(op="sub", sub=name, what="connected", t=now, srv=server_of(headers),
-                       last_event_id=last_event_id)
-        try:
-            for kind, event_id, data in events(body_chunks(wire, headers)):
-                record = {"op": "event", "sub": name, "t": time.monotonic(), "id": event_id, "event": kind}
-                if kind == "message":
-                    try:
-                        record["row"] = json.loads(data)
-                        record["msg"] = record["row"][1]
-                    except (ValueError, IndexError, TypeError, KeyError):
-                        record["msg"], record["data"] = None, data
-                    last_event_id = event_id
-                recorder.write(**record)
-                if kind == "reset":
-                    raise Dropped("reset")
-        except (Dropped, ValueError) as drop:
-            recorder.write(op="sub", sub=name, what="dropped", t=time.monotonic(), reason=str(drop))
-        except Stopped:
-            pass
-        finally:
-            sock.close()
-
-
-def streams_enabled(address: str, context) -> object:
-    """The status of GET /getmaps/stream: the subscribers run only when it is 200."""
-    status, _, _, sock = open_stream(address, context, "/getmaps/stream", threading.Event())
-    if sock:
-        sock.close()
-    return status
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lb", required=True, help="load balancer IP:PORT")
@@ -342,17 +130,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
-    status = streams_enabled(args.lb, context)
-    recorder.write(op="streams", enabled=status == 200, status=status, t=time.monotonic())
-    subscribers = []
-    if status == 200:
-        targets = [(f"direct-{name}", address) for name, address in hosts.items()]
-        targets += [(f"lb-{i}", args.lb) for i in range(2)]
-        subscribers = [threading.Thread(target=subscriber, args=(name, address, context, recorder, stop_streams))
-                       for name, address in targets]
-        for thread in subscribers:
-            thread.start()
-        time.sleep(1.0)  # subscribed before the first post
+    followers = subscribers.start(args.lb, hosts, context, recorder)
+    following = [threading.Thread(target=follower.run, args=(stop_streams,)) for follower in followers]
+    for thread in following:
+        thread.start()
 
     threads = [threading.Thread(target=poster, args=(i, args, context, hosts, recorder, stop))
                for i in range(args.posters)]
@@ -365,11 +146,10 @@ def main() -> None:
         stop.wait(1)
     for thread in threads:
         thread.join(REQUEST_TIMEOUT + 5)
-    if subscribers:
-        time.sleep(STREAM_DRAIN)
-        stop_streams.set()
-        for thread in subscribers:
-            thread.join(5)
+    subscribers.drain(followers)
+    stop_streams.set()
+    for thread in following:
+        thread.join(5)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ HAProxy 2.6 (deploy/haproxy.cfg), and chatterd."""
 from __future__ import annotations
 
 import json
-import os
+import re
 import shutil
 import subprocess
 import socket
@@ -174,12 +174,28 @@ class Services:
                             "-h", str(home), "-p", "5432", "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql,
                             user="postgres", timeout=timeout).stdout
 
-    def is_read_only_or_down(self, host: str) -> bool:
-        """Whether `host`'s PostgreSQL refuses writes now (in recovery, or not running), asked on its own socket."""
+    def write_refusal(self, host: str) -> str | None:
+        """How `host`'s PostgreSQL, asked on its own socket, shows that it takes no write now: in recovery, a write
+        refused with SQLSTATE 25006 (read_only_sql_transaction), or not running (its socket refuses connections or
+        is gone). None when it takes writes, and for any other failure (a timeout, a server starting up or shutting
+        down), which shows neither."""
+        # The write is rolled back, so a primary that still takes it never waits for a synchronous standby.
         try:
-            return self.psql(host, "SELECT pg_is_in_recovery()", timeout=5).strip() != "f"
-        except Exception:  # not answering at all is down
-            return True
+            result = self.net.run(host, "psql", "-X", "-q", "-A", "-t", "-h", str(self.work / host), "-p", "5432",
+                                  "-d", "postgres", "-v", "VERBOSITY=verbose", "-c", "SELECT pg_is_in_recovery()",
+                                  "-c", "BEGIN; CREATE TEMP TABLE write_probe (x int); ROLLBACK",
+                                  user="postgres", check=False, timeout=5)
+        except subprocess.TimeoutExpired:
+            return None
+        shown = []
+        if result.stdout.split()[:1] == ["t"]:
+            shown.append("in recovery (pg_is_in_recovery() true)")
+        if re.search(r"^ERROR:\s+25006:", result.stderr, re.MULTILINE):
+            shown.append("a write refused with SQLSTATE 25006 (read_only_sql_transaction)")
+        if down := re.search(r'on socket "[^"]*" failed: (Connection refused|No such file or directory)$',
+                             result.stderr, re.MULTILINE):
+            shown.append(f"not running (its socket: {down.group(1)})")
+        return ", ".join(shown) or None
 
     def create_database(self, leader: str) -> None:
         self.psql(leader, "CREATE ROLE chatterd LOGIN")
@@ -259,6 +275,13 @@ class Services:
         self.net.stop(self.pgbouncer, sig=9)
         self.pgbouncer = None
 
+    def pgbouncer_starts(self, since: int = 0) -> list[int]:
+        """The process id of each start PgBouncer logged (logs/pgbouncer.log, from byte `since` on), in order."""
+        with open(self.net.logs / "pgbouncer.log", "rb") as log:
+            log.seek(since)
+            text = log.read().decode(errors="replace")
+        return [int(pid) for pid in re.findall(r"\[(\d+)\] LOG process up: ", text)]
+
     # --- chatterd
 
     def chatterd_environment(self, host: str, cert: Path, key: Path) -> dict[str, str]:
@@ -292,9 +315,3 @@ class Services:
 
     def ready(self, host: str, cafile: Path) -> bool:
         return self.readyz(host, cafile) == "200"
-
-    def connects(self, source: str, target: str, port: int, timeout: float = 2.0) -> bool:
-        """Whether a TCP connection from `source`'s host to `target`'s port is accepted within `timeout`."""
-        return self.net.run(source, "timeout", str(timeout), "bash", "-c",
-                            f"exec 3<>/dev/tcp/{self.ip(target)}/{port}", check=False,
-                            timeout=timeout + 5).returncode == 0

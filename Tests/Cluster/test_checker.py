@@ -1,8 +1,10 @@
 """The checker must find what it exists to find: made-up histories, one for each rule it must fail (a lost, a
 duplicated, a refused but stored post; a read out of order, one that shrinks, one lacking an acknowledged post;
-a run or a phase without acknowledged posts or successful reads; a fault without evidence; no traffic through
-HAProxy to a host after a heal; a must-serve fault with a gap; a host that never converges; subscribers' missing,
-repeated, reordered or reset events), and healthy ones it must pass.
+a run or a phase without acknowledged posts or successful reads; a fault without evidence; a post acknowledged
+while PgBouncer was down; no traffic through HAProxy to a host after a heal; a must-serve fault with a gap; a host
+that never converges; a live feed that never came up, a run without faults, and subscribers that miss, repeat,
+reorder, misplace or are reset, or never resume across a fault or on the other process), and healthy ones it must
+pass. The subscribers' client runs against a made-up stream server.
 
 Run by scripts/test with pytest, or alone: python3 Tests/Cluster/test_checker.py"""
 
@@ -17,13 +19,17 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from checker import Window, check  # noqa: E402
-from load import Recorder, feed_record, subscriber  # noqa: E402
+from client import Recorder  # noqa: E402
+from load import feed_record  # noqa: E402
+from subscriber_checks import StoredChatt  # noqa: E402
+from subscribers import Dropped, Subscriber, Wire, body_chunks, events  # noqa: E402
 
 SERVERS = {"app1": "p1", "app2": "p2"}  # each host's X-Request-Id prefix
 
@@ -39,21 +45,66 @@ def read(host: str, t: float, messages: list[str], status=200, srv=None, who=Non
 
 WINDOW = Window("fault", cut=1.0, heal=2.0, settled=4.0, evidence=["it bit"], lb_sessions={"app1": 3, "app2": 2})
 ORDER = ["a", "b", "c"]
+START = "1.ab"  # the empty store's Feed-Position
+
+
+def stored(order: list[str]) -> list[StoredChatt]:
+    """The final store holding `order`: one tick of the change log (token ab) per chatt, from tick 2 on."""
+    return [StoredChatt(f"id-{m}", m, seq=i + 1, tick=i + 2, token="ab") for i, m in enumerate(order)]
+
+
+def event(name: str, t: float, chatt: StoredChatt | None = None, position: str | None = None, kind="message") -> dict:
+    """`name`'s event for `chatt`, at the store's position for it unless told otherwise."""
+    record = {"op": "event", "sub": name, "t": t, "event": kind}
+    if chatt is not None:
+        record.update(id=position or f"{chatt.tick}.{chatt.token}.{chatt.seq}", chatt=chatt.id, msg=chatt.msg)
+    return record
+
+
+def connected(name: str, t: float, srv: str, last_event_id: str, via: str) -> dict:
+    return {"op": "sub", "sub": name, "what": "connected", "t": t, "via": via, "srv": srv,
+            "last_event_id": last_event_id}
+
+
+def subscription(name: str, order: list[str], via: str, servers: tuple[str, str], resume_at=1.5) -> list[dict]:
+    """One subscriber that started from the empty store, had the first half of `order`, left (rotated), resumed at
+    `resume_at` on `servers[1]` with the last event it had, and had the rest."""
+    chatts = stored(order)
+    half = max(1, len(chatts) // 2)
+    records = [{"op": "sub", "sub": name, "what": "start", "t": 0.0, "via": via, "status": 200, "srv": servers[0],
+                "position": START, "rows": 0},
+               connected(name, 0.05, servers[0], START, via)]
+    records += [event(name, 0.2 + i / 100, chatt) for i, chatt in enumerate(chatts[:half])]
+    last = records[-1]["id"] if chatts else START
+    records += [{"op": "sub", "sub": name, "what": "rotated", "t": resume_at - 0.01},
+                connected(name, resume_at, servers[1], last, via)]
+    records += [event(name, 2.5 + i / 100, chatt) for i, chatt in enumerate(chatts[half:])]
+    return records
+
+
+def following(order: list[str]) -> list[dict]:
+    """The live feed's subscribers of a healthy run whose store ends as `order`: one direct to app1 resuming there,
+    one through HAProxy resuming on app1 after app2, both during WINDOW."""
+    return ([{"op": "streams", "status": 200, "t": 0.0, "waited": 0.0, "subscribers": ["direct-app1", "lb-0"]}]
+            + subscription("direct-app1", order, "app1", ("p1", "p1"))
+            + subscription("lb-0", order, "lb", ("p2", "p1"), resume_at=1.6))
 
 
 def healthy_history() -> list[dict]:
     return [post("a", 0.5), post("b", 1.5, 503), post("b2", 1.6, "timeout", srv=None), post("c", 2.5),
             read("app1", 0.7, ["a"]), read("app2", 0.8, ["a"]),
             read("app2", 2.6, ORDER, who="poster0"),
-            read("app1", 3.0, ORDER), read("app2", 3.1, ORDER), read("lb", 3.2, ORDER, srv="p1", who="prober")]
+            read("app1", 3.0, ORDER), read("app2", 3.1, ORDER), read("lb", 3.2, ORDER, srv="p1", who="prober")
+            ] + following(ORDER)
 
 
 def problems(history, windows=(WINDOW,), order=ORDER, standby=None, **options) -> list[str]:
-    return check(history, list(windows), order, Counter(standby if standby is not None else order), **options).problems
+    return check(history, list(windows), stored(order), Counter(standby if standby is not None else order),
+                 **options).problems
 
 
 def test_a_healthy_history_passes_with_its_figures():
-    verdict = check(healthy_history(), [WINDOW], ORDER, Counter(ORDER))
+    verdict = check(healthy_history(), [WINDOW], stored(ORDER), Counter(ORDER))
     assert verdict.problems == []
     figures = verdict.faults[0]
     assert (figures.acknowledged, figures.lost, figures.duplicated, figures.indeterminate) == (1, 0, 0, 2)
@@ -61,20 +112,25 @@ def test_a_healthy_history_passes_with_its_figures():
     assert abs(figures.converged - 1.01) < 1e-6  # the first complete read after the heal, on the slower host
     assert figures.after_heal == {"app1": 1, "app2": 1}
     assert verdict.membership_checked == 6
-    assert verdict.subscribers == ["skipped: /getmaps/stream answered None"]
+    assert verdict.subscribers == [
+        "direct-app1: 3 events, 2 connections (app1; 1 left on purpose, 0 dropped, 0 refused), 1 resumes with "
+        "Last-Event-ID (1 during a fault, 0 on the other process)",
+        "lb-0: 3 events, 2 connections (lb; 1 left on purpose, 0 dropped, 0 refused), 1 resumes with Last-Event-ID "
+        "(1 during a fault, 1 on the other process)"]
+    assert verdict.other_process == ["lb-0 at 1.6 from app2 to app1 (during fault)"]
 
 
 # --- storage
 
 def test_an_acknowledged_post_missing_is_lost():
-    verdict = check(healthy_history(), [WINDOW], ["a", "b"], Counter(["a", "b"]))
+    verdict = check(healthy_history(), [WINDOW], stored(["a", "b"]), Counter(["a", "b"]))
     assert any("not stored" in p for p in verdict.problems)
     assert verdict.faults[0].lost == 1
 
 
 def test_a_post_stored_twice_is_duplicated():
     order = ["a", "b", "c", "c"]
-    verdict = check(healthy_history(), [WINDOW], order, Counter(order))
+    verdict = check(healthy_history(), [WINDOW], stored(order), Counter(order))
     assert any("more than once" in p for p in verdict.problems)
     assert verdict.faults[0].duplicated == 1
 
@@ -111,7 +167,7 @@ def test_a_read_that_shrinks_is_found():
 def test_a_read_lacking_a_post_still_in_flight_is_counted_not_refused():
     """b (answered 503, stored) began before c and committed after it: a read between the commits has [a, c]."""
     history = healthy_history() + [read("app1", 2.8, ["a", "c"], who="reader-x")]
-    verdict = check(history, [WINDOW], ORDER, Counter(ORDER))
+    verdict = check(history, [WINDOW], stored(ORDER), Counter(ORDER))
     assert verdict.problems == []
     assert (verdict.reads_lacking_in_flight, verdict.most_lacking) == (1, 1)
 
@@ -130,7 +186,7 @@ def test_a_read_lacking_an_acknowledged_post_below_its_newest_is_found():
     history = [post(m, 0.1 + i / 100) for i, m in enumerate(early)] + [post("r-1-0", 2.5)]
     history += [read("app1", 0.8, early), read("app2", 0.9, early), read("lb", 3.2, order, srv="p1"),
                 read("app1", 3.0, order[1:], who="other"), read("app1", 3.6, order), read("app2", 3.7, order)]
-    found = problems(history, order=order)
+    found = problems(history + following(order), order=order)
     assert found == ["app1 (other): a read at 3.0 lacks 1 posts acknowledged before it began (up to 2.9 s before), "
                      "e.g. ['r-0-0']"]
 
@@ -176,7 +232,7 @@ def test_a_must_serve_fault_with_a_gap_fails_and_one_without_passes():
     order = ["a", "s-0-0", "s-0-1", "s-0-2", "b", "c"]
     history = [r for r in healthy_history() if r["op"] == "post"] + steady + reads + [
         read("app1", 0.7, ["a"]), read("app2", 0.8, ["a"]), read("app1", 3.0, order), read("app2", 3.1, order),
-        read("lb", 3.2, order, srv="p1")]
+        read("lb", 3.2, order, srv="p1")] + following(order)
     assert problems(history, [serving], order) == []
     gappy = [r for r in history if not (r["op"] == "read" and r["host"] == "app2" and 1.2 < r["t0"] < 2.0)]
     assert problems(gappy, [serving], order) == []  # a gap of 1 s is within SERVING_GAP
@@ -195,7 +251,7 @@ def test_a_fault_without_evidence_fails():
 def test_an_affected_hosts_failed_reads_are_evidence():
     window = replace(WINDOW, evidence=[], affected="app1")
     history = healthy_history() + [read("app1", 1.2, [], status=503), read("app1", 1.5, [], status="timeout")]
-    verdict = check(history, [window], ORDER, Counter(ORDER))
+    verdict = check(history, [window], stored(ORDER), Counter(ORDER))
     assert verdict.problems == []
     assert verdict.faults[0].evidence == ["app1 failed 2 of 2 direct reads begun during the cut (503: 1, timeout: 1)"]
 
@@ -210,69 +266,155 @@ def test_no_traffic_through_haproxy_to_a_host_after_the_heal_fails():
 def test_a_host_that_never_catches_up_does_not_converge():
     history = [r for r in healthy_history() if not (r["op"] == "read" and r["host"] == "app2" and r["t0"] > 2)]
     history.append(read("app2", 3.2, ["a"], status=503))
-    verdict = check(history, [WINDOW], ORDER, Counter(ORDER))
+    verdict = check(history, [WINDOW], stored(ORDER), Counter(ORDER))
     assert verdict.faults[0].converged is None
     assert any("did not converge" in p for p in verdict.problems)
 
 
-# --- the live feed's subscribers
+# --- PgBouncer down: every write goes through it
 
-def subscribed(*events, name="direct-app1", connected=0.1) -> list[dict]:
-    """healthy_history with the live feed on and one subscriber that connected at `connected`."""
-    records = [{"op": "streams", "enabled": True, "status": 200, "t": 0.0},
-               {"op": "sub", "sub": name, "what": "connected", "t": connected, "srv": "p1", "last_event_id": None}]
-    for t, event_id, msg, *kind in events:
-        records.append({"op": "event", "sub": name, "t": t, "id": event_id, "msg": msg,
-                        "event": kind[0] if kind else "message"})
-    return healthy_history() + records
+PGBOUNCER = replace(WINDOW, name="pgbouncer-restart", evidence=["its process changed"], writes_down=True)
 
 
-def test_a_subscriber_with_every_post_once_in_order_passes():
-    verdict = check(subscribed((0.52, "1-1", "a"), (1.7, "1-2", "b"), (2.52, "1-3", "c")), [WINDOW], ORDER,
-                    Counter(ORDER))
+def test_posts_refused_while_pgbouncer_is_down_and_acknowledged_after_are_evidence():
+    history = healthy_history() + [post("x", 1.2, 503), post("y", 1.995, 503)]  # y is answered after the heal
+    verdict = check(history, [PGBOUNCER], stored(ORDER), Counter(ORDER))
     assert verdict.problems == []
-    assert verdict.subscribers == ["direct-app1: 3 events, 1 connections, 0 kinds of problem"]
-    # Posts acknowledged before it first connected need not come.
-    assert problems(subscribed((2.52, "1-3", "c"), connected=2.0)) == []
+    assert verdict.faults[0].evidence == [
+        "its process changed", "chatterd refused 2 of the 3 posts begun and answered while it was down (503: 2), "
+        "none acknowledged; the first post begun after the heal was acknowledged 0.5 s after it"]
 
 
-def test_a_subscriber_missing_an_acknowledged_post_fails():
-    assert any("1 acknowledged posts never came" in p and "'c'" in p
-               for p in problems(subscribed((0.52, "1-1", "a"), (1.7, "1-2", "b"))))
+def test_a_post_acknowledged_while_pgbouncer_is_down_fails():
+    history = healthy_history() + [post("x", 1.2, 503), post("y", 1.3)]
+    found = problems(history, [PGBOUNCER], order=["a", "b", "y", "c"])
+    assert any("1 posts begun and answered while it was down were acknowledged, e.g. ['y']" in p for p in found)
 
 
-def test_a_subscriber_given_a_post_twice_fails():
-    history = subscribed((0.52, "1-1", "a"), (1.7, "1-2", "b"), (2.52, "1-3", "c"), (2.6, "1-3", "c"))
+def test_pgbouncer_down_without_posts_refused_by_chatterd_fails():
+    history = [r for r in healthy_history() if r.get("msg") != "b"] + [post("b", 1.5, "timeout", srv=None)]
+    assert "pgbouncer-restart: no post begun and answered while it was down was refused by chatterd" in problems(
+        history, [PGBOUNCER])
+
+
+# --- the live feed's subscribers: mandatory
+
+def test_a_live_feed_that_never_answers_200_fails_the_run():
+    """It used to be skipped, and the run passed."""
+    history = [r for r in healthy_history() if r["op"] not in ("streams", "sub", "event")]
+    refused = history + [{"op": "streams", "status": 503, "t": 0.0, "waited": 30.0, "subscribers": []}]
+    assert problems(refused) == [
+        "subscribers: the live feed never answered 200 at load start (503 after 30 s), so no subscriber ran: they "
+        "are the only check of exactly-once across faults"]
+    assert any("never answered 200 at load start (nothing recorded)" in p for p in problems(history))
+
+
+def test_a_run_without_faults_fails():
+    found = problems(healthy_history(), windows=())
+    assert "subscribers: no fault was injected, so no subscriber could resume across one (a run with --faults \"\" " \
+           "cannot pass)" in found
+    assert any("direct-app1: never resumed with Last-Event-ID during a fault" in p for p in found)
+
+
+def test_a_subscriber_that_did_not_start_from_an_empty_store_fails():
+    history = [{**r, "rows": 2} if r.get("what") == "start" and r["sub"] == "lb-0" else r for r in healthy_history()]
+    assert any("subscriber lb-0: the feed it started from was not empty (2 rows)" in p for p in problems(history))
+    history = [{**r, "status": 503, "position": None} if r.get("what") == "start" and r["sub"] == "lb-0" else r
+               for r in healthy_history()]
+    assert "subscriber lb-0: no starting position (the feed answered 503, Feed-Position None)" in problems(history)
+
+
+def test_a_stored_chatt_that_never_came_fails_acknowledged_or_not():
+    """b was answered 503, and stored: it must come all the same."""
+    history = [r for r in healthy_history() if not (r["op"] == "event" and r["sub"] == "lb-0" and r["msg"] == "b")]
+    assert "subscriber lb-0: 1 stored chatts never came, e.g. ['b']" in problems(history)
+
+
+def test_a_chatt_that_came_twice_fails():
+    b = stored(ORDER)[1]
+    history = healthy_history() + [connected("lb-0", 3.0, "p1", "4.ab.3", "lb"), event("lb-0", 3.1, b)]
     found = problems(history)
-    assert any("came more than once" in p for p in found)
-    assert any("position 1-3 at 2.6 does not follow 1-3" in p for p in found)
+    assert "subscriber lb-0: 1 chatts came more than once, e.g. ['b']" in found
+    assert "subscriber lb-0: position 3.ab.2 at 3.1 does not follow 4.ab.3" in found
 
 
-def test_a_subscriber_given_posts_out_of_commit_order_fails():
-    history = subscribed((0.52, "1-2", "a"), (1.7, "1-1", "b"), (2.52, "1-3", "c"))
-    assert any("position 1-1 at 1.7 does not follow 1-2" in p for p in problems(history))
-    other_epoch = subscribed((0.52, "1-1", "a"), (1.7, "2-2", "b"), (2.52, "2-3", "c"))
-    assert any("position 2-2 at 1.7 does not follow 1-1" in p for p in problems(other_epoch))
+def test_an_event_for_a_chatt_not_stored_or_not_as_stored_fails():
+    ghost = StoredChatt("id-ghost", "ghost", seq=4, tick=5, token="ab")
+    history = healthy_history() + [event("lb-0", 3.0, ghost)]
+    assert "subscriber lb-0: events for 1 chatts that are not stored, e.g. ['ghost']" in problems(history)
+    history = [{**r, "msg": "c!"} if r["op"] == "event" and r["sub"] == "lb-0" and r["msg"] == "c" else r
+               for r in healthy_history()]
+    assert "subscriber lb-0: 1 events whose message is not the stored one, e.g. ['c!']" in problems(history)
 
 
-def test_a_subscriber_told_to_reset_fails():
-    history = subscribed((0.52, "1-1", "a"), (1.0, None, None, "reset"), (1.7, "1-2", "b"), (2.52, "1-3", "c"))
-    assert any("`event: reset`" in p for p in problems(history))
+def test_a_reset_fails():
+    history = healthy_history() + [event("direct-app1", 3.0, kind="reset")]
+    assert "subscriber direct-app1: `event: reset` at 3.0 (the load never edits a chatt)" in problems(history)
 
 
-def test_a_subscriber_given_an_unstored_chatt_fails():
-    history = subscribed((0.52, "1-1", "a"), (1.7, "1-2", "b"), (2.52, "1-3", "c"), (2.7, "1-4", "ghost"))
-    assert any("chatts that are not stored" in p for p in problems(history))
+def test_positions_out_of_order_fail_within_a_connection_and_across_a_resume():
+    a, b, c = stored(ORDER)
+    lb_events = [r for r in healthy_history() if not (r.get("sub") == "lb-0" and r["op"] == "event")]
+    swapped = lb_events + [event("lb-0", 0.2, b), event("lb-0", 0.21, a), event("lb-0", 2.5, c)]
+    assert "subscriber lb-0: position 2.ab.1 at 0.2 does not follow 3.ab.2" in problems(swapped)
+    resumed_behind = lb_events + [event("lb-0", 0.2, a), event("lb-0", 1.7, a), event("lb-0", 1.8, b),
+                                  event("lb-0", 1.9, c)]  # it resumed at 1.6 from a: a again is behind
+    assert "subscriber lb-0: position 2.ab.1 at 1.7 does not follow 2.ab.1" in problems(resumed_behind)
+
+
+def test_a_tick_with_two_tokens_fails():
+    history = [{**r, "id": "4.cd.3"} if r["op"] == "event" and r["sub"] == "lb-0" and r["msg"] == "c" else r
+               for r in healthy_history()]
+    assert "subscriber lb-0: position 4.cd.3 names tick 4 with token cd, elsewhere ab" in problems(history)
+
+
+def test_an_event_not_where_the_store_logs_its_chatt_fails():
+    history = [{**r, "id": "4.ab.7"} if r["op"] == "event" and r["sub"] == "lb-0" and r["msg"] == "c" else r
+               for r in healthy_history()]
+    assert "subscriber lb-0: c came at 4.ab.7, the store logs it at 4.ab.3" in problems(history)
+
+
+def test_an_event_id_that_is_not_a_tick_position_fails():
+    for old_style in ("1-3", "4.ab", "4.AB.3"):
+        history = [{**r, "id": old_style} if r["op"] == "event" and r["sub"] == "lb-0" and r["msg"] == "c" else r
+                   for r in healthy_history()]
+        assert f"subscriber lb-0: an event's id {old_style!r} is not T.K.S" in problems(history)
+
+
+def test_a_subscriber_that_never_resumed_during_a_fault_fails():
+    late = [r for r in healthy_history() if r.get("sub") != "direct-app1"] + subscription(
+        "direct-app1", ORDER, "app1", ("p1", "p1"), resume_at=4.5)
+    assert problems(late) == ["subscriber direct-app1: never resumed with Last-Event-ID during a fault"]
+    from_the_start = [{**r, "last_event_id": START} if r.get("what") == "connected" and r["t"] > 1 else r
+                      for r in healthy_history()]  # a position it never received
+    found = problems(from_the_start)
+    assert "subscriber direct-app1: never resumed with Last-Event-ID during a fault" in found
+    assert "subscribers: none resumed on the other chatterd process than the one it was on" in found
+
+
+def test_no_resume_on_the_other_process_fails():
+    history = [{**r, "srv": "p1"} if r.get("sub") == "lb-0" and r["op"] == "sub" else r for r in healthy_history()]
+    assert problems(history) == ["subscribers: none resumed on the other chatterd process than the one it was on"]
 
 
 # --- cluster.py's command line and results directory
 
-def test_an_unknown_fault_name_is_an_error():
+def run_cluster(*arguments: str) -> subprocess.CompletedProcess:
     cluster = Path(__file__).with_name("cluster.py")
-    result = subprocess.run([sys.executable, str(cluster), "--chatterd", "/nonexistent", "--faults",
-                             "app-db-cut,no-such-fault"], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, str(cluster), "--chatterd", "/nonexistent", *arguments],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_an_unknown_fault_name_is_an_error():
+    result = run_cluster("--faults", "app-db-cut,no-such-fault")
     assert result.returncode == 2
     assert "unknown fault no-such-fault" in result.stderr
+
+
+def test_a_run_without_faults_is_refused():
+    result = run_cluster("--faults", "")
+    assert result.returncode == 2
+    assert "no fault given" in result.stderr
 
 
 def test_an_earlier_runs_files_are_cleared():
@@ -288,11 +430,9 @@ def test_an_earlier_runs_files_are_cleared():
         assert list((results / "logs").iterdir()) == []
 
 
-# --- load.py's subscriber client (the server has no live feed yet: a made-up one)
+# --- the subscribers' client, against a made-up stream server
 
 def test_the_subscribers_parser_reads_chunked_events():
-    from load import Dropped, Wire, body_chunks, events
-
     class Parts:
         def __init__(self, data: bytes):
             self.parts = [data[i:i + 7] for i in range(0, len(data), 7)]
@@ -300,21 +440,26 @@ def test_the_subscribers_parser_reads_chunked_events():
         def recv(self, _):
             return self.parts.pop(0) if self.parts else b""
 
-    body = b'id: 1-1\ndata: ["cluster","r-0-0","x","t"]\n\n:\n\nevent: reset\ndata: {}\n\n'
+    body = b'id: 2.ab.1\ndata: ["cluster","r-0-0","x","t"]\n\n:\n\nevent: reset\ndata: {}\n\n'
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (body[:10], body[10:31], body[31:])) + b"0\r\n\r\n"
     wire = Wire(Parts(chunked), threading.Event())
     seen = []
     try:
-        for event in events(body_chunks(wire, {"transfer-encoding": "chunked"})):
-            seen.append(event)
+        for parsed in events(body_chunks(wire, {"transfer-encoding": "chunked"})):
+            seen.append(parsed)
     except Dropped as drop:
         assert str(drop) == "the stream ended"
-    assert seen == [("message", "1-1", '["cluster","r-0-0","x","t"]'), ("reset", "1-1", "{}")]
+    assert seen == [("message", "2.ab.1", '["cluster","r-0-0","x","t"]'), ("reset", "2.ab.1", "{}")]
 
 
-def test_a_subscriber_resumes_after_a_drop_with_last_event_id():
-    """py's subscriber against a made-up TLS server: two events, a dropped connection, then the rest
-    from the Last-Event-ID it sent."""
+def sse(n: int) -> bytes:
+    return f"id: {n + 1}.ab.{n}\ndata: {json.dumps(['cluster', f'r-0-{n}', f'id-{n}', 't'])}\n\n".encode()
+
+
+@contextmanager
+def stream_server(answers: list[tuple[str, list[bytes], float]]):
+    """A made-up TLS stream server on 127.0.0.1 answering one connection after another: (status line, events,
+    seconds to hold the connection open after them). Yields (its address, a client context, the requests)."""
     with tempfile.TemporaryDirectory() as directory:
         cert, key = Path(directory, "c.pem"), Path(directory, "k.pem")
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-days",
@@ -323,43 +468,66 @@ def test_a_subscriber_resumes_after_a_drop_with_last_event_id():
         server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         server_context.load_cert_chain(cert, key)
         listener = socket.create_server(("127.0.0.1", 0))
-        port = listener.getsockname()[1]
         asked = []
 
-        def event(n):
-            return f"id: 1-{n}\ndata: {json.dumps(['cluster', f'r-0-{n}', 'x', 't'])}\n\n".encode()
+        def answer(raw: socket.socket, number: int, status: str, parts: list[bytes], hold: float):
+            connection = server_context.wrap_socket(raw, server_side=True)
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += connection.recv(4096)
+            asked.append(request.decode())
+            connection.sendall(f"HTTP/1.1 {status}\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+                               f"chunked\r\nX-Request-Id: srv{number}-1-1\r\n\r\n".encode())
+            for part in parts:
+                connection.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+            time.sleep(hold)
+            connection.close()
 
         def serve():
-            for answer in ([event(1), b":\n\n", event(2)], [event(3)]):
-                connection = server_context.wrap_socket(listener.accept()[0], server_side=True)
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    request += connection.recv(4096)
-                asked.append(request.decode())
-                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                   b"Transfer-Encoding: chunked\r\nX-Request-Id: abcd-1-1\r\n\r\n")
-                for part in answer:
-                    connection.sendall(b"%x\r\n%s\r\n" % (len(part), part))
-                if answer[-1] == event(2):
-                    connection.close()
-                else:
-                    time.sleep(1.5)
-                    connection.close()
+            for number, script in enumerate(answers):
+                raw = listener.accept()[0]
+                threading.Thread(target=answer, args=(raw, number, *script), daemon=True).start()
 
         threading.Thread(target=serve, daemon=True).start()
+        yield f"127.0.0.1:{listener.getsockname()[1]}", ssl.create_default_context(cafile=str(cert)), asked
+
+
+def follow(address: str, context, seconds: float, **options) -> list[dict]:
+    """The records of a Subscriber of `address` (its targets: `address` twice, as home and other) that starts at
+    START and runs for `seconds`."""
+    with tempfile.TemporaryDirectory() as directory:
         out = Path(directory, "out.jsonl")
-        recorder, stop = Recorder(str(out)), threading.Event()
-        client_context = ssl.create_default_context(cafile=str(cert))
-        thread = threading.Thread(target=subscriber, args=("s", f"127.0.0.1:{port}", client_context, recorder, stop))
+        subscriber = Subscriber("s", [("home", address), ("other", address)], context, Recorder(str(out)), **options)
+        subscriber.last_event_id = START
+        stop = threading.Event()
+        thread = threading.Thread(target=subscriber.run, args=(stop,))
         thread.start()
-        time.sleep(1.0)
+        time.sleep(seconds)
         stop.set()
         thread.join(5)
-        records = [json.loads(line) for line in out.read_text().splitlines()]
+        return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_a_subscriber_resumes_after_a_drop_with_last_event_id():
+    with stream_server([("200 OK", [sse(1), b":\n\n", sse(2)], 0), ("200 OK", [sse(3)], 1.5)]) as (address, ctx, asked):
+        records = follow(address, ctx, 1.0)
     assert [r["msg"] for r in records if r["op"] == "event"] == ["r-0-1", "r-0-2", "r-0-3"]
-    assert [r["what"] for r in records if r["op"] == "sub"] == ["connected", "dropped", "connected"]
-    assert "Last-Event-ID" not in asked[0] and "Last-Event-ID: 1-2\r\n" in asked[1]
+    assert [r["chatt"] for r in records if r["op"] == "event"] == ["id-1", "id-2", "id-3"]
+    assert [(r["what"], r.get("srv")) for r in records if r["op"] == "sub"] == [
+        ("connected", "srv0"), ("dropped", None), ("connected", "srv1")]
+    assert f"Last-Event-ID: {START}\r\n" in asked[0] and "Last-Event-ID: 3.ab.2\r\n" in asked[1]
     assert "GET /getchatts/stream HTTP/1.1" in asked[1]
+
+
+def test_a_subscriber_leaves_on_time_and_fails_over_when_refused():
+    """It rotates after its first stay, is refused at home, and resumes on its other target."""
+    answers = [("200 OK", [sse(1)], 3), ("503 Service Unavailable", [], 0), ("200 OK", [sse(2)], 3)]
+    with stream_server(answers) as (address, ctx, asked):
+        records = follow(address, ctx, 2.8, first_rotation=0.5)
+    assert [(r["what"], r.get("via")) for r in records if r["op"] == "sub"] == [
+        ("connected", "home"), ("rotated", None), ("refused", "home"), ("connected", "other")]
+    assert [r["msg"] for r in records if r["op"] == "event"] == ["r-0-1", "r-0-2"]
+    assert all("Last-Event-ID: 2.ab.1\r\n" in request for request in asked[1:])
 
 
 if __name__ == "__main__":
