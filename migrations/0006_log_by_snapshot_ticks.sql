@@ -126,3 +126,33 @@ BEGIN
     RETURN first;
 END;
 $$;
+
+-- What a reader of the log does each time it is told something may have changed, in one statement and one round
+-- trip: a tick (chatts_tick), then the log from tick `after_tick` on (its chatts after `after_seq`; every chatt of
+-- a later tick), at most `row_limit` rows: a chatt, or a tick with none left to give (NULL chatt columns). Every
+-- row names the newest tick too; `after_tick` past every tick reads only that. In the tick's own transaction, so the log is read after the tick is made, and its
+-- rows reach the reader only once the tick has committed. Ticks walk their primary key in order; each tick's chatts
+-- come from the xid index.
+CREATE FUNCTION chatts_log_after(after_tick bigint, after_seq bigint, row_limit integer)
+RETURNS TABLE (newest_tick bigint, newest_token bigint, newest_epoch bigint, tick bigint, token bigint, epoch bigint,
+    seq bigint, name text, message text, id text, "timestamp" text, geodata text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    newest chatts_ticks;
+BEGIN
+    newest := chatts_tick();
+    RETURN QUERY
+    SELECT newest.tick, newest.token, newest.epoch, t.tick, t.token, t.epoch, c.seq, c.name, c.message, c.id::text,
+        to_char(c.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), c.geodata
+    FROM chatts_ticks AS t LEFT JOIN LATERAL (
+        SELECT chatts.seq, chatts.name, chatts.message, chatts.id, chatts.time, chatts.geodata FROM chatts
+        WHERE chatts.xid = ANY (t.xids) AND (t.tick > after_tick OR chatts.seq > after_seq)
+    ) AS c ON true
+    -- The newest tick always comes, so that a reader whose tick the store no longer has learns where it stands
+    -- (a range, not an OR, so that the primary key still serves it).
+    WHERE t.tick >= least(after_tick, newest.tick)
+    ORDER BY t.tick, c.seq
+    LIMIT row_limit;
+END;
+$$;

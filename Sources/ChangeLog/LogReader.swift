@@ -47,14 +47,15 @@ final class LogReader: Sendable {
     /// One flight: where the log stands afterwards, or why the store could not be read.
     func read() async -> ChangeLog.Outcome {
         do throws(RepositoryError) {
-            let newest = try await repository.tick(before: deadline())
             let (standing, epoch) = state.withLock { ($0.position, $0.epoch) }
+            let (newest, first) = try await repository.tickAndRead(
+                after: standing, limit: pageSize, before: deadline())
+            var read = first
             guard var position = standing, newest.epoch == epoch else {
                 return .success(try await restart(at: newest))
             }
             try await welcomeNewcomers(at: LogTick(tick: position.tick, token: position.token, epoch: epoch), position)
             while true {
-                let read = try await repository.log(after: position, limit: pageSize, before: deadline())
                 // Invariant: a read that found any tick has an end.
                 guard let first = read.ticks.first, first.tick.isTick(of: position), let end = read.end else {
                     // The store no longer has the tick the log stands at.
@@ -67,6 +68,7 @@ final class LogReader: Sendable {
                 position = end
                 state.withLock { $0.position = end }
                 guard read.isCut else { break }
+                read = try await repository.log(after: position, limit: pageSize, before: deadline())
             }
             await tell(.settled(position))
             return .success(position)

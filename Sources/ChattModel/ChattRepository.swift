@@ -19,6 +19,11 @@ public protocol ChattRepository: Sendable {
     func log(
         after position: LogPosition, limit: Int, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> LogRead
+    /// `tick(before:)`, then `log(after:limit:before:)` from `position` (nothing for nil), in one go where the store
+    /// can: what a reader of the log does each time. `.unavailable` once `deadline` has passed.
+    func tickAndRead(
+        after position: LogPosition?, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> (newest: LogTick, read: LogRead)
     /// Calls `row` with every chatt `position` holds, oldest first in feed order, as they are read (nothing is kept
     /// for the caller); false when the store no longer has the position's tick. `.unavailable` once `deadline` has
     /// passed.
@@ -30,6 +35,15 @@ public protocol ChattRepository: Sendable {
 }
 
 extension ChattRepository {
+    /// The two calls, one after the other.
+    public func tickAndRead(
+        after position: LogPosition?, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> (newest: LogTick, read: LogRead) {
+        let newest = try await tick(before: deadline)
+        guard let position else { return (newest, LogRead(ticks: [], isCut: false)) }
+        return (newest, try await log(after: position, limit: limit, before: deadline))
+    }
+
     /// `add(_:completion:)`, suspending until the outcome is known.
     public func add(_ chatt: NewChatt) async throws(RepositoryError) {
         let outcome = await withCheckedContinuation { continuation in

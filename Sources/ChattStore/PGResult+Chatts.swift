@@ -47,6 +47,12 @@ extension PGResult {
         return try TickColumnIndexes(self).tick(in: self, row: 0)
     }
 
+    /// The newest tick, which every row of `chatts_log_after` names (its `newest_` columns).
+    func newestTick() throws(StoreError) -> LogTick {
+        guard rowCount >= 1 else { throw StoreError(.decodingFailed(column: "newest_tick")) }
+        return try TickColumnIndexes(self, prefix: "newest_").tick(in: self, row: 0)
+    }
+
     /// How many rows the statement wrote (`INSERT 0 n`); nil for a statement that writes none.
     var rowsAffected: Int? {
         Int(commandTuples)
@@ -83,10 +89,10 @@ private struct ChattColumnIndexes {
 private struct TickColumnIndexes {
     let tick, token, epoch: Int
 
-    init(_ result: PGResult) throws(StoreError) {
-        tick = try result.columnIndex(named: "tick")
-        token = try result.columnIndex(named: "token")
-        epoch = try result.columnIndex(named: "epoch")
+    init(_ result: PGResult, prefix: String = "") throws(StoreError) {
+        tick = try result.columnIndex(named: prefix + "tick")
+        token = try result.columnIndex(named: prefix + "token")
+        epoch = try result.columnIndex(named: prefix + "epoch")
     }
 
     func tick(in result: PGResult, row: Int) throws(StoreError) -> LogTick {

@@ -14,6 +14,26 @@ extension PostgresChattRepository {
         }
     }
 
+    /// The tick and the log after `position` in one statement, so one round trip and one plan the server keeps
+    /// (it is PL/pgSQL's): `chatts_log_after`.
+    public func tickAndRead(
+        after position: LogPosition?, limit: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> (newest: LogTick, read: LogRead) {
+        do {
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+                // Past every tick: only the newest comes.
+                let after = position ?? LogPosition(tick: .max, token: 0)
+                let result = try await session.query(
+                    Self.tickAndReadSQL, [String(after.tick), String(after.seq), String(limit)])
+                let newest = try result.newestTick()
+                guard position != nil else { return (newest, LogRead(ticks: [], isCut: false)) }
+                return (newest, LogRead(ticks: try result.tickChatts(), isCut: result.rowCount >= limit))
+            }
+        } catch {
+            throw error.repositoryError(during: "tick and read")
+        }
+    }
+
     /// The log after `position`, in one statement.
     public func log(
         after position: LogPosition, limit: Int, before deadline: ContinuousClock.Instant

@@ -34,6 +34,8 @@ public final class PostgresChattRepository: ChattRepository {
     }
 
     static let tickSQL = "SELECT \(TickColumns.list) FROM chatts_tick() AS chatts_ticks"
+    /// A tick and the log after a position, in one statement (migrations/0006): the reader's every flight.
+    static let tickAndReadSQL = "SELECT * FROM chatts_log_after($1::bigint, $2::bigint, $3::integer)"
 
     /// The log from a position's tick on: every tick from it, each joined with its chatts after the position, in
     /// (tick, seq) order; a tick with none left gives one row of NULL chatt columns. The ticks' primary key walks

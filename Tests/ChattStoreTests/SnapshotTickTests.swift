@@ -160,6 +160,25 @@ extension DatabaseTests {
             }
         }
 
+        @Test func aTickAndAReadInOneStatementAgreeWithTheTwoApart() async throws {
+            try await withRepository { repository, _ throws in
+                let first = try await repository.tickAndRead(after: nil, limit: 10, before: .soon)
+                let ticked = try await repository.tick(before: .soon)
+                #expect(first.read.ticks.isEmpty && first.newest == ticked)
+                try await repository.add(NewChatt(name: "n", message: "a"))
+                try await repository.add(NewChatt(name: "n", message: "b"))
+                let both = try await repository.tickAndRead(after: first.newest.position(), limit: 10, before: .soon)
+                #expect(both.newest.tick > first.newest.tick)
+                let apart = try await repository.log(after: first.newest.position(), limit: 10, before: .soon)
+                #expect(both.read == apart)
+                #expect(both.read.ticks.chatts.map(\.chatt.message) == ["a", "b"] && !both.read.isCut)
+                // A position past what the store has: the newest tick comes all the same, first.
+                let ahead = LogPosition(tick: both.newest.tick + 5, token: 1)
+                let lost = try await repository.tickAndRead(after: ahead, limit: 10, before: .soon)
+                #expect(lost.read.ticks.map(\.tick) == [lost.newest] && lost.newest == both.newest)
+            }
+        }
+
         @Test func aStoreFromAnotherTransactionIdSpaceStartsTheLogOverInANewEpoch() async throws {
             try await withRepository { repository, database throws in
                 try await repository.add(NewChatt(name: "n", message: "kept"))
