@@ -276,13 +276,15 @@ def test_a_host_that_never_catches_up_does_not_converge():
 PGBOUNCER = replace(WINDOW, name="pgbouncer-restart", evidence=["its process changed"], writes_down=True)
 
 
-def test_posts_refused_while_pgbouncer_is_down_and_acknowledged_after_are_evidence():
-    history = healthy_history() + [post("x", 1.2, 503), post("y", 1.995, 503)]  # y is answered after the heal
+def test_requests_refused_while_pgbouncer_is_down_and_posts_acknowledged_after_are_evidence():
+    history = healthy_history() + [post("x", 1.2, 503), post("y", 1.995, 503),  # y is answered after the heal
+                                   read("app1", 1.1, [], status=503), read("lb", 1.3, [], status="timeout")]
     verdict = check(history, [PGBOUNCER], stored(ORDER), Counter(ORDER))
     assert verdict.problems == []
     assert verdict.faults[0].evidence == [
-        "its process changed", "chatterd refused 2 of the 3 posts begun and answered while it was down (503: 2), "
-        "none acknowledged; the first post begun after the heal was acknowledged 0.5 s after it"]
+        "its process changed", "chatterd refused 3 posts and 1 reads begun while it was down, and acknowledged "
+        "none of the 3 posts begun and answered then; the first post begun after the heal was acknowledged 0.5 s "
+        "after it"]
 
 
 def test_a_post_acknowledged_while_pgbouncer_is_down_fails():
@@ -291,10 +293,9 @@ def test_a_post_acknowledged_while_pgbouncer_is_down_fails():
     assert any("1 posts begun and answered while it was down were acknowledged, e.g. ['y']" in p for p in found)
 
 
-def test_pgbouncer_down_without_posts_refused_by_chatterd_fails():
+def test_pgbouncer_down_without_requests_refused_by_chatterd_fails():
     history = [r for r in healthy_history() if r.get("msg") != "b"] + [post("b", 1.5, "timeout", srv=None)]
-    assert "pgbouncer-restart: no post begun and answered while it was down was refused by chatterd" in problems(
-        history, [PGBOUNCER])
+    assert "pgbouncer-restart: chatterd refused no request begun while it was down" in problems(history, [PGBOUNCER])
 
 
 # --- the live feed's subscribers: mandatory
