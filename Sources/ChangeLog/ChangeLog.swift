@@ -9,9 +9,9 @@ import TaskExecution
 /// notice came (`noticed`), or the periodic check (`check`), which catches an announcement that never came. Each is
 /// one more flight asked for (`SingleFlight`): a flight ticks the store (`ChattRepository.tick`), reads the log after
 /// its position page by page, and tells the followers, one after another; flights asked for while one is in the air
-/// share the next. A reader that must see everything asked for before it (its own process's posts: read your
-/// writes) waits for those flights (`caughtUp`); one that must see everything committed anywhere before it asks for
-/// a flight of its own (`synced`).
+/// share the next. A reader that must see its own process's posts (read your writes) waits for the flight that
+/// reads the last of them (`caughtUp`), not for those that notices and checks ask for; one that must see everything
+/// committed anywhere before it asks for a flight of its own (`synced`).
 ///
 /// The log starts over (`LogChange.restarted`) where it cannot follow: at its first flight, when the store's epoch
 /// moved (an edit), and when the store no longer has the tick the log stands at (a store restored from a backup, a
@@ -21,6 +21,8 @@ public final class ChangeLog: Sendable {
 
     private let reader: LogReader
     private let flights: SingleFlight<Outcome>
+    /// The flight that reads this process's last commit.
+    private let lastCommit = Locked<SingleFlight<Outcome>.Ticket?>(nil)
 
     /// The answer to a reader whose deadline passed before the log had read what it waits for.
     public static let outOfTime = RepositoryError.unavailable("change log: no answer from the store in time")
@@ -36,7 +38,10 @@ public final class ChangeLog: Sendable {
             repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience)
         self.reader = reader
         flights = SingleFlight { await reader.read() }
-        repository.observeCommits { [flights] in flights.ask() }
+        repository.observeCommits { [flights, lastCommit] in
+            let ticket = flights.ask()
+            lastCommit.withLock { $0 = max($0 ?? ticket, ticket) }
+        }
     }
 
     /// Adds `follower`: it is told every change from the next flight on, after those added before it; added once the
@@ -55,9 +60,10 @@ public final class ChangeLog: Sendable {
         flights.ask()
     }
 
-    /// Whether the followers have been told everything the log was asked to read.
+    /// Whether the followers have been told of every commit of this process, by a read that succeeded.
     public var isCaughtUp: Bool {
-        flights.isSettled
+        guard case .success? = flights.landed() else { return false }
+        return lastCommit.withLock { $0 }.map(flights.hasLanded) ?? true
     }
 
     /// Where the log stands; nil before its first read.
@@ -71,13 +77,15 @@ public final class ChangeLog: Sendable {
         reader.restarts
     }
 
-    /// Waits until the followers have been told everything the log was asked to read before this call (this
-    /// process's commits among it); returns where the log stands then. A read of the store that failed is tried
-    /// again. `.unavailable` when the store cannot be read, or not by `deadline`.
+    /// Waits until the followers have been told of every commit of this process before this call (read your
+    /// writes); returns where the log stands then. A log never read, or whose last read failed, reads now.
+    /// `.unavailable` when the store cannot be read, or not by `deadline`.
     public func caughtUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
-        var ticket = flights.asked ?? flights.ask()
-        if flights.isSettled, case .failure? = flights.landed() { ticket = flights.ask() }
-        return try await outcome(of: ticket, before: deadline)
+        if let ticket = lastCommit.withLock({ $0 }), !flights.hasLanded(ticket) {
+            return try await outcome(of: ticket, before: deadline)
+        }
+        if case .success(let position)? = flights.landed() { return position }
+        return try await outcome(of: flights.ask(), before: deadline)
     }
 
     /// Ticks the store now and waits until the followers have been told what it holds: everything committed

@@ -64,6 +64,11 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         shell.withLock { $0.state.waiterCount }
     }
 
+    /// Whether flight `ticket`, or a newer one, has landed.
+    public func hasLanded(_ ticket: Ticket) -> Bool {
+        shell.withLock { ($0.state.landed?.flight ?? 0) >= ticket.flight }
+    }
+
     /// Whether every flight asked for has landed.
     public var isSettled: Bool {
         shell.withLock { $0.state.isSettled }

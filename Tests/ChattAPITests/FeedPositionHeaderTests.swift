@@ -56,15 +56,15 @@ import Testing
         let afterPost = try #require(position(feedRequest()).flatMap { LogPosition(text: $0) })
         #expect(start.precedes(afterPost) && afterPost.description == newest)
         repository.storeCommitted(NewChatt(name: "psql", message: "other"), timestamp: "2026-03-25T08:11:59.100007Z")
-        feed.log.noticed()
+        try await feed.log.noticedAndRead()
         #expect(position(feedRequest(path: "/getchatts")) == newest)
         #expect(position(feedRequest()) == newest && newest != afterPost.description)
     }
 
-    @Test func anEditAnswersWithThePositionAfterIt() {
+    @Test func anEditAnswersWithThePositionAfterIt() async throws {
         let before = position(feedRequest())
         repository.edit()
-        feed.log.noticed()
+        try await feed.log.noticedAndRead()
         #expect(position(feedRequest()) == newest && newest != before)
     }
 

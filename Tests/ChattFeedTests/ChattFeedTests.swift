@@ -62,7 +62,7 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         commitElsewhere(2)
         #expect(messages(try await feeds.read(.maps)) == ["message 1"])
         // ...and an announced one is, and appended.
-        feeds.log.noticed()
+        try await feeds.log.noticedAndRead()
         #expect(messages(try await feeds.read(.maps)) == ["message 1", "message 2"])
         #expect(repository.fullReads == 1)
     }
@@ -96,7 +96,7 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         _ = try await feeds.read(.chatts)
         repository.edit()
         commitElsewhere(2)
-        feeds.log.noticed()
+        try await feeds.log.noticedAndRead()
         #expect(messages(try await feeds.read(.chatts)) == ["message 1", "message 2"])
         #expect(repository.fullReads == 3, "one read for both feeds")
     }
@@ -107,7 +107,7 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         _ = try await feeds.read(.maps)
         // Began before all of them, committed after: another process's long transaction.
         repository.storeCommitted(chatt(0), timestamp: "2026-03-25T08:11:59.000000Z")
-        feeds.log.noticed()
+        try await feeds.log.noticedAndRead()
         let feed = try await feeds.read(.maps)
         #expect(messages(feed) == (0...20).map { "message \($0)" })
         #expect(repository.fullReads == 2)
