@@ -62,6 +62,11 @@ class Resume:
     before: str | None  # the chatterd process it was on before, and the one that took it
     after: str | None
 
+    @property
+    def moved(self) -> bool:
+        """Whether it resumed on another chatterd process than the one it was on."""
+        return bool(self.before and self.after and self.before != self.after)
+
 
 @dataclass
 class LiveFeedVerdict:
@@ -90,7 +95,7 @@ def check_subscribers(records: list[dict], windows: list, stored: list[StoredCha
         summary, found, resumes = follow(name, [r for r in records if r.get("sub") == name], windows, stored, tokens)
         verdict.summaries.append(summary)
         verdict.found.append(found)
-        verdict.other_process += [r for r in resumes if r.before and r.after and r.before != r.after]
+        verdict.other_process += [resume for resume in resumes if resume.moved]
     if streams["subscribers"] and not verdict.other_process:
         verdict.found.append(["subscribers: none resumed on the other chatterd process than the one it was on"])
     return verdict
@@ -115,12 +120,11 @@ def follow(name: str, records: list[dict], windows: list, stored: list[StoredCha
     if not any(r.fault for r in resumes):
         found.append(f"subscriber {name}: never resumed with Last-Event-ID during a fault")
     outcomes = Counter(r["what"] for r in records if r["op"] == "sub")
-    on_other = sum(1 for r in resumes if r.before and r.after and r.before != r.after)
     vias = ", ".join(sorted({r["via"] for r in records if r["op"] == "sub" and r["what"] == "connected"}))
     summary = (f"{name}: {len(events)} events, {outcomes['connected']} connections ({vias}; {outcomes['rotated']} "
                f"left on purpose, {outcomes['dropped']} dropped, {outcomes['refused']} refused), {len(resumes)} "
-               f"resumes with Last-Event-ID ({sum(1 for r in resumes if r.fault)} during a fault, {on_other} on the "
-               "other process)")
+               f"resumes with Last-Event-ID ({sum(1 for r in resumes if r.fault)} during a fault, "
+               f"{sum(1 for r in resumes if r.moved)} on the other process)")
     return summary, found, resumes
 
 
