@@ -288,8 +288,9 @@ def check(records: list[dict], windows: list[Window], chatts: list[StoredChatt],
         if window.affected:
             during = [r for r in reads if r["host"] == window.affected and window.cut <= r["t0"] <= window.heal]
             if failed := Counter(str(r["status"]) for r in during if r["status"] != 200):
+                statuses = ", ".join(f"{k}: {v}" for k, v in failed.items())
                 figures.evidence.append(f"{window.affected} failed {sum(failed.values())} of {len(during)} direct "
-                                        f"reads begun during the cut ({', '.join(f'{k}: {v}' for k, v in failed.items())})")
+                                        f"reads begun during the cut ({statuses})")
         if window.writes_down:
             check_writes_down(window, posts, reads, figures.evidence, problems)
         if not figures.evidence:

@@ -245,7 +245,8 @@ def test_a_must_serve_fault_with_a_gap_fails_and_one_without_passes():
 # --- faults took effect; traffic back through HAProxy
 
 def test_a_fault_without_evidence_fails():
-    assert "fault: nothing showed that the fault took effect" in problems(healthy_history(), [replace(WINDOW, evidence=[])])
+    found = problems(healthy_history(), [replace(WINDOW, evidence=[])])
+    assert "fault: nothing showed that the fault took effect" in found
 
 
 def test_an_affected_hosts_failed_reads_are_evidence():
