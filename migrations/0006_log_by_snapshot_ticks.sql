@@ -28,7 +28,8 @@ DROP TRIGGER chatts_epoch ON chatts;
 CREATE CONSTRAINT TRIGGER chatts_epoch AFTER UPDATE OR DELETE ON chatts DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (OLD.xid <> pg_current_xact_id()) EXECUTE FUNCTION advance_chatts_epoch();
 
--- 0004's function again: 0005's numbering UPDATE, which it left out, is gone.
+-- 0004's function again: 0005's numbering UPDATE, which it left out, is gone. chatterd's own inserts still say
+-- they are its (chatterd.announces_insert) and notify nothing: the tick that takes them in is announced instead.
 CREATE OR REPLACE FUNCTION notify_chatts_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -64,7 +65,9 @@ SELECT 1, pg_current_snapshot(), '{}', epoch, floor(random() * 281474976710656):
 -- Makes a tick when the store has anything new since the last one (chatts of transactions it did not see, or
 -- another epoch), and returns the newest tick. Run it in a transaction of its own at READ COMMITTED, as a plain
 -- `SELECT * FROM chatts_tick()`: each statement below then takes its own snapshot, after the lock is held.
-CREATE FUNCTION chatts_tick() RETURNS chatts_ticks
+-- A tick made is announced (`NOTIFY chatts_changed, 'tick <origin>'`, the origin naming the chatterd process that
+-- ticked, if one did), at its commit: the other readers of the log read it then, and need not tick themselves.
+CREATE FUNCTION chatts_tick(origin text DEFAULT NULL) RETURNS chatts_ticks
 LANGUAGE plpgsql AS $$
 DECLARE
     last chatts_ticks;
@@ -95,6 +98,7 @@ BEGIN
         RETURN last;
     END IF;
     INSERT INTO chatts_ticks SELECT made.*;
+    PERFORM pg_notify('chatts_changed', 'tick' || coalesce(' ' || origin, ''));
     -- Keep the last 10 000 ticks, pruned every thousandth: each carries at least one chatt when it is made, and a
     -- client further behind than the streams' 5 000 is reset anyway.
     IF made.tick % 1000 = 0 THEN
@@ -132,8 +136,8 @@ $$;
 -- a later tick), at most `row_limit` rows: a chatt, or a tick with none left to give (NULL chatt columns). Every
 -- row names the newest tick too; `after_tick` past every tick reads only that. In the tick's own transaction, so the log is read after the tick is made, and its
 -- rows reach the reader only once the tick has committed. Ticks walk their primary key in order; each tick's chatts
--- come from the xid index.
-CREATE FUNCTION chatts_log_after(after_tick bigint, after_seq bigint, row_limit integer)
+-- come from the xid index. `origin` names the tick's announcement, as chatts_tick's.
+CREATE FUNCTION chatts_log_after(after_tick bigint, after_seq bigint, row_limit integer, origin text DEFAULT NULL)
 RETURNS TABLE (newest_tick bigint, newest_token bigint, newest_epoch bigint, tick bigint, token bigint, epoch bigint,
     seq bigint, name text, message text, id text, "timestamp" text, geodata text)
 LANGUAGE plpgsql AS $$
@@ -141,7 +145,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     newest chatts_ticks;
 BEGIN
-    newest := chatts_tick();
+    newest := chatts_tick(origin);
     RETURN QUERY
     SELECT newest.tick, newest.token, newest.epoch, t.tick, t.token, t.epoch, c.seq, c.name, c.message, c.id::text,
         to_char(c.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), c.geodata

@@ -5,13 +5,14 @@ import TaskExecution
 /// The one follower of the store: reads its change log (migrations/0006) and tells every view of it
 /// (`LogFollower`s: the feeds, the streams) what changed, in order, once.
 ///
-/// It reads when told something may have changed: a batch of this process committed (`committed`), another writer's
-/// notice came (`noticed`), or the periodic check (`check`), which catches an announcement that never came. Each is
-/// one more flight asked for (`SingleFlight`): a flight ticks the store (`ChattRepository.tick`), reads the log after
-/// its position page by page, and tells the followers, one after another; flights asked for while one is in the air
-/// share the next. A reader that must see its own process's posts (read your writes) waits for the flight that
-/// reads the last of them (`caughtUp`), not for those that notices and checks ask for; one that must see everything
-/// committed anywhere before it asks for a flight of its own (`synced`).
+/// It reads when told something may have changed: a batch of this process committed, another writer's notice came
+/// (`noticed`), another reader of the log made a tick (`ticked`), or the periodic check (`check`), which catches a
+/// commit nobody ticked for (its process died first). Each is one more flight asked for (`SingleFlight`): a flight
+/// ticks the store (`ChattRepository.tickAndRead`) unless all it was asked for is a tick someone else made, reads the
+/// log after its position page by page, and tells the followers, one after another; flights asked for while one is
+/// in the air share the next. A reader that must see its own process's posts (read your writes) waits for the
+/// flight that reads the last of them (`caughtUp`), not for those that notices and checks ask for; one that must see
+/// everything committed anywhere before it asks for a flight of its own (`synced`).
 ///
 /// The log starts over (`LogChange.restarted`) where it cannot follow: at its first flight, when the store's epoch
 /// moved (an edit), and when the store no longer has the tick the log stands at (a store restored from a backup, a
@@ -38,7 +39,8 @@ public final class ChangeLog: Sendable {
             repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience)
         self.reader = reader
         flights = SingleFlight { await reader.read() }
-        repository.observeCommits { [flights, lastCommit] in
+        repository.observeCommits { [reader, flights, lastCommit] in
+            reader.wantTick()
             let ticket = flights.ask()
             lastCommit.withLock { $0 = max($0 ?? ticket, ticket) }
         }
@@ -50,14 +52,20 @@ public final class ChangeLog: Sendable {
         reader.add(follower)
     }
 
-    /// Another writer changed the store (its notice came), or may have: read the log.
+    /// Another writer changed the store (its notice came), or may have: tick, and read the log.
     public func noticed() {
+        reader.wantTick()
         flights.ask()
     }
 
-    /// The periodic check: read the log, in case an announcement never came.
-    public func check() {
+    /// Another reader of the log made a tick (its announcement came): read the log.
+    public func ticked() {
         flights.ask()
+    }
+
+    /// The periodic check: tick and read the log, in case a commit was never ticked for.
+    public func check() {
+        noticed()
     }
 
     /// Whether the followers have been told of every commit of this process, by a read that succeeded.
@@ -85,13 +93,15 @@ public final class ChangeLog: Sendable {
             return try await outcome(of: ticket, before: deadline)
         }
         if case .success(let position)? = flights.landed() { return position }
+        reader.wantTick()
         return try await outcome(of: flights.ask(), before: deadline)
     }
 
     /// Ticks the store now and waits until the followers have been told what it holds: everything committed
     /// anywhere before this call.
     public func synced(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
-        try await outcome(of: flights.ask(), before: deadline)
+        reader.wantTick()
+        return try await outcome(of: flights.ask(), before: deadline)
     }
 
     private func outcome(

@@ -11,6 +11,8 @@ final class LogReader: Sendable {
         var position: LogPosition?
         var epoch: Int64 = 0
         var restarts = 0
+        /// Whether the next flight ticks: something may have been committed that no tick took in yet.
+        var tickWanted = true
     }
 
     private let repository: any ChattRepository
@@ -40,26 +42,44 @@ final class LogReader: Sendable {
         state.withLock { $0.position }
     }
 
+    /// The next flight is to tick before it reads; call before asking for it.
+    func wantTick() {
+        state.withLock { $0.tickWanted = true }
+    }
+
     var restarts: Int {
         state.withLock { $0.restarts }
     }
 
-    /// One flight: where the log stands afterwards, or why the store could not be read.
+    /// One flight: where the log stands afterwards, or why the store could not be read. It ticks when asked to, and
+    /// always at the start; else it only reads the log.
     func read() async -> ChangeLog.Outcome {
+        let (standing, epoch, ticks) = state.withLock { state in
+            defer { state.tickWanted = false }
+            return (state.position, state.epoch, state.tickWanted || state.position == nil)
+        }
         do throws(RepositoryError) {
-            let (standing, epoch) = state.withLock { ($0.position, $0.epoch) }
-            let (newest, first) = try await repository.tickAndRead(
-                after: standing, limit: pageSize, before: deadline())
-            var read = first
-            guard var position = standing, newest.epoch == epoch else {
-                return .success(try await restart(at: newest))
+            var newest: LogTick?
+            var read: LogRead
+            if ticks {
+                (newest, read) = try await repository.tickAndRead(after: standing, limit: pageSize, before: deadline())
+            } else {
+                // Invariant: a flight that does not tick follows one that read.
+                read = try await repository.log(after: standing!, limit: pageSize, before: deadline())
+            }
+            guard var position = standing, newest.map({ $0.epoch == epoch }) ?? true else {
+                // Invariant: the flight ticked, as it does at the start.
+                return .success(try await restart(at: newest!))
             }
             try await welcomeNewcomers(at: LogTick(tick: position.tick, token: position.token, epoch: epoch), position)
             while true {
                 // Invariant: a read that found any tick has an end.
                 guard let first = read.ticks.first, first.tick.isTick(of: position), let end = read.end else {
                     // The store no longer has the tick the log stands at.
-                    return .success(try await restart(at: newest))
+                    var tick = newest
+                    if tick == nil { tick = try await repository.tick(before: deadline()) }
+                    // Invariant: one of the two is a tick.
+                    return .success(try await restart(at: tick!))
                 }
                 if let moved = read.ticks.last(where: { $0.tick.epoch != epoch }) {
                     return .success(try await restart(at: moved.tick))

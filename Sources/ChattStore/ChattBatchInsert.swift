@@ -8,9 +8,9 @@ import ChattModel
 /// transaction (`xid`, migrations/0006), and the change log finds it by that after the commit, so nothing is
 /// returned and nothing orders one batch's commit after another's.
 ///
-/// Each statement marks itself as announced by chatterd after it commits (`ChattsChangedNotice`), so it holds no
-/// notify lock through its commit. The batch's announcement rides in the same round trip, after the commit; rows
-/// stored one by one are announced once all are.
+/// Each statement marks itself as chatterd's (`ChattsChangedNotice`), so that migration 0004's trigger does not notify
+/// inside its transaction, which would hold the server's notify lock through its commit: the tick of the change log
+/// that takes the rows in is announced instead.
 enum ChattBatchInsert {
     /// All rows in one statement; ORDER BY the array position makes sequence numbers follow the batch order.
     static let batchStatement = PreparedStatement(
@@ -30,17 +30,16 @@ enum ChattBatchInsert {
             SELECT $1::text, $2::text, $3::text WHERE \(ChattsChangedNotice.announcesInsertCondition)
             """)
 
-    /// Stores `chatts` in order, announces them as added by `origin`, and returns each one's outcome, in the same
-    /// order. `rowsIn` is told as soon as the batch's rows are in, while its commit still waits for the disk
-    /// (`CommittingQuery`); a batch that fails before that never tells it.
+    /// Stores `chatts` in order, and returns each one's outcome, in the same order. `rowsIn` is told as soon as the
+    /// batch's rows are in, while its commit still waits for the disk (`CommittingQuery`); a batch that fails before
+    /// that never tells it.
     ///
     /// When the server refuses the batch because of a value (too long, bad encoding, NUL), nothing of it was
     /// stored, so the rows are retried one by one and only the bad ones fail. Any other failure is every row's:
     /// after a lost connection (or the session's deadline) the outcome is unknown, and retrying could store a
     /// chatt twice.
     static func write(
-        _ chatts: [NewChatt], announcingAs origin: String, in session: PGSession,
-        rowsIn: @escaping @Sendable () -> Void
+        _ chatts: [NewChatt], in session: PGSession, rowsIn: @escaping @Sendable () -> Void
     ) async -> [Result<Void, StoreError>] {
         let columns = [
             TextArrayLiteral.encode(chatts.map(\.name)),
@@ -48,8 +47,7 @@ enum ChattBatchInsert {
             TextArrayLiteral.encode(chatts.map(\.geodata)),
         ]
         do throws(PipelineFailure) {
-            let result = try await session.queryCommitting(
-                batchStatement, columns, then: ChattsChangedNotice.announcement(origin: origin), executed: rowsIn)
+            let result = try await session.queryCommitting(batchStatement, columns, executed: rowsIn)
             // The command tag counts the rows inserted; a short count would leave some posts unstored.
             guard result.rowsAffected == chatts.count else {
                 return Array(repeating: .failure(StoreError(.decodingFailed(column: "seq"))), count: chatts.count)
@@ -59,11 +57,7 @@ enum ChattBatchInsert {
             guard chatts.count > 1, !error.committing, case .rejected = error.error.repositoryError else {
                 return Array(repeating: .failure(error.error), count: chatts.count)
             }
-            let outcomes = await writeOneByOne(chatts, in: session)
-            if outcomes.contains(where: { (try? $0.get()) != nil }) {
-                await ChattsChangedNotice.announce(origin: origin, in: session)
-            }
-            return outcomes
+            return await writeOneByOne(chatts, in: session)
         }
     }
 

@@ -2,10 +2,10 @@ import ChattModel
 import Dispatch
 
 /// Reports changes to the `chatts` table, whoever made them, from `LISTEN chatts_changed` (migration 0004's
-/// trigger notifies after every statement that changes the table but chatterd's inserts, which chatterd announces
-/// after they commit; PostgreSQL delivers only committed notifications). Each is reported as the `ChattChange` its
-/// payload names; the announcements of this listener's own process (`origin`) are left out, since that process
-/// took those rows in when it stored them.
+/// trigger notifies after every statement that changes the table but chatterd's inserts, and every tick of the
+/// change log is announced, migrations/0006; PostgreSQL delivers only committed notifications). Each is reported as
+/// the `ChattChange` its payload names; the ticks of this listener's own process (`origin`) are left out, since its
+/// change log read them as it made them.
 ///
 /// It keeps a connection of its own, not a pooled one (a pooled connection is lent for one call at a time, while a
 /// listener must stay connected), and lives on the store's loop: its socket is one more descriptor there, its
@@ -186,7 +186,7 @@ public final class ChattChangeListener: @unchecked Sendable {  // every `var` on
     private func report(_ payloads: [String]) {
         for payload in payloads {
             let change = ChattChange(payload: payload)
-            if let origin, change == .added(origin: origin) { continue }
+            if let origin, change == .ticked(origin: origin) { continue }
             onChange(change)
         }
     }

@@ -1,51 +1,42 @@
-/// What a `chatts_changed` notification says changed (its payload, written by migration 0004's trigger or by
-/// `ChattsChangedNotice.announce`).
+/// What a `chatts_changed` notification says changed: its payload, written by migration 0004's trigger (every writer
+/// but chatterd's inserts) or by a tick of the change log (migrations/0006's `chatts_tick`).
 public enum ChattChange: Sendable, Equatable {
-    /// Rows were only added; `origin` names the chatterd process that added them, nil for any other writer.
+    /// Rows were added by a writer that is not chatterd (`insert`), or by a chatterd older than the change log
+    /// (`insert <origin>`): the store must be ticked for the log to have them.
     case added(origin: String?)
+    /// A tick was made, by the chatterd process `origin` names (nil: by another caller of `chatts_tick`): the log has
+    /// it already, to be read.
+    case ticked(origin: String?)
     /// Anything else: an update, a removal, a truncation, a bare `NOTIFY`, or an older trigger's notification.
     case changed
 
-    /// The change a payload names; one it does not know is `.changed`, which makes a listener re-read everything.
+    /// The change a payload names; one it does not know is `.changed`, which makes a listener tick and read.
     init(payload: String) {
         let words = payload.split(separator: " ", omittingEmptySubsequences: false)
-        guard words.first == Substring(ChattsChangedNotice.insertWord), words.count <= 2 else {
+        guard let first = words.first, words.count <= 2 else {
             self = .changed
             return
         }
-        self = .added(origin: words.count == 2 ? String(words[1]) : nil)
+        let origin = words.count == 2 ? String(words[1]) : nil
+        switch first {
+        case Substring(ChattsChangedNotice.insertWord): self = .added(origin: origin)
+        case Substring(ChattsChangedNotice.tickWord): self = .ticked(origin: origin)
+        default: self = .changed
+        }
     }
 }
 
-/// How chatterd announces its own inserts. They do not notify inside their transaction (migration 0004's trigger
-/// skips them), because a notifying transaction holds PostgreSQL's server-wide notify lock from before its commit
-/// until after its WAL flush (migrations/0003): no two notifying inserts could share a flush, whichever process
-/// made them. The announcement is a transaction of its own, after the insert has committed.
+/// How chatterd keeps its own inserts from notifying inside their transaction: a notifying transaction holds
+/// PostgreSQL's server-wide notify lock from before its commit until after its WAL flush (migrations/0003), so no two
+/// notifying inserts could share a flush, whichever process made them. The tick of the change log that takes them
+/// in is announced instead (migrations/0006), after their commit.
 enum ChattsChangedNotice {
-    /// The payload's first word for rows added.
+    /// The payload's first word for rows added by another writer.
     static let insertWord = "insert"
+    /// The payload's first word for a tick made.
+    static let tickWord = "tick"
 
-    /// Makes the trigger of migration 0004 leave this transaction's inserts to `announce`. A transaction-local
-    /// setting, so that it cannot outlive the statement's transaction on a pooled (or PgBouncer) session.
+    /// Makes the trigger of migration 0004 leave this transaction's inserts alone. A transaction-local setting, so
+    /// that it cannot outlive the statement's transaction on a pooled (or PgBouncer) session.
     static let announcesInsertCondition = "set_config('chatterd.announces_insert', 'on', true) = 'on'"
-
-    /// The announcement does not wait for its own commit to reach the disk: the rows it announces already did,
-    /// and so the notify lock is held for moments, not for a WAL flush. A crash may lose it; listeners reconnect
-    /// after a crash anyway, and the feeds' audit covers an announcement that never came.
-    static let announceSQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('chatts_changed', $1)"
-
-    /// The payload announcing rows added by the process called `origin`.
-    static func payload(origin: String) -> String {
-        insertWord + " " + origin
-    }
-
-    /// The announcement of rows added by `origin`, to follow their commit in its round trip.
-    static func announcement(origin: String) -> CommittingQuery.Follower {
-        CommittingQuery.Follower(sql: announceSQL, parameters: [payload(origin: origin)])
-    }
-
-    /// Announces rows added by `origin`; best effort, since the rows are stored whether or not it works.
-    static func announce(origin: String, in session: PGSession) async {
-        _ = try? await session.query(announceSQL, [payload(origin: origin)])
-    }
 }

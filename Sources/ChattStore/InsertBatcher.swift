@@ -12,10 +12,8 @@ import TaskExecution
 /// once) waits for them. Callers queue their chatt with a completion and return at once; nothing blocks a thread.
 /// A batch's write is a task on the loop that suspends while it waits for the database: it inserts every row in
 /// one round trip (`ChattBatchInsert`), lets the next batch start as soon as its rows are in, and waits for its
-/// commit and for the announcement to other processes that follows it in the same round trip
-/// (`ChattsChangedNotice`). Once it has settled, the batcher says so once (`committed`) if any of it was stored or
-/// may have been, then its inserts are completed, after every batch before it: a 200 means stored, the change
-/// log has been told, and another process can have heard of the chatt.
+/// commit. Once it has settled, the batcher says so once (`committed`) if any of it was stored or may have been,
+/// then its inserts are completed, after every batch before it: a 200 means stored and the change log told.
 ///
 /// An insert waits for a batch at most the pool's acquire timeout (`.poolTimeout`); past `maximumQueued` waiting
 /// inserts a new one is refused at once (`.queueFull`). A batch gives up on the database (`.timedOut`, its outcome
@@ -33,9 +31,6 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
         case settled(Int)
     }
 
-    /// Names this process in announcements, so that its own change listener can tell them from others' (empty: a
-    /// name no listener is told to skip).
-    let origin: String
     let pool: PGConnectionPool
     /// Runs the batches' tasks on the store's loop, where the machine lives.
     private let executor: DispatchTaskExecutor
@@ -51,11 +46,10 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
     /// Up to `maximumInFlight` batches are in flight: four wrote 9–26 % more posts a second than two when commits
     /// wait for the disk (bench/RESULTS.md, "Batches in flight"). `observe` hears of each batch's progress.
     init(
-        pool: PGConnectionPool, origin: String = "", maximumBatchSize: Int = 500, maximumQueued: Int = 4096,
+        pool: PGConnectionPool, maximumBatchSize: Int = 500, maximumQueued: Int = 4096,
         maximumInFlight: Int = 4, observe: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) {
         self.pool = pool
-        self.origin = origin
         self.observe = observe
         executor = DispatchTaskExecutor(queue: pool.loop.queue)
         machine = BatchMachine(
@@ -69,8 +63,8 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
         committed.withLock { $0.append(observer) }
     }
 
-    /// Stores `chatt`; `completion` runs on the store's loop once the batch holding it has committed and been
-    /// announced, and every batch before it has completed, or once it has failed: `.poolTimeout` when it waited
+    /// Stores `chatt`; `completion` runs on the store's loop once the batch holding it has committed, and every
+    /// batch before it has completed, or once it has failed: `.poolTimeout` when it waited
     /// longer than the pool's acquire timeout without being written, `.queueFull` when too many inserts wait, any
     /// error borrowing a connection, or the error of its own row (`.connectionLost` when the outcome is unknown).
     func store(_ chatt: NewChatt, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
@@ -127,14 +121,13 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
         }
     }
 
-    /// Writes batch `number` on `connection`, announces it and reports both steps to the machine.
+    /// Writes batch `number` on `connection` and reports both steps to the machine.
     private func write(
         _ batch: [PendingInsert], _ number: Int, on connection: PGConnection, before deadline: ContinuousClock.Instant
     ) {
         Task(executorPreference: executor) { [self] in
             let session = PGSession(connection: connection, loop: pool.loop, deadline: deadline)
-            let outcomes = await ChattBatchInsert.write(batch.map(\.chatt), announcingAs: origin, in: session) {
-                [self] in
+            let outcomes = await ChattBatchInsert.write(batch.map(\.chatt), in: session) { [self] in
                 observe(.inserted(number))
                 perform(machine.batchInserted(number))
             }

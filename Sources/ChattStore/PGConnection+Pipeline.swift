@@ -6,30 +6,16 @@ import CLibPQ
 /// libpq pipeline mode sends the statement, a flush request and a sync together: the server runs the
 /// statement, flushes its rows at the flush request, and commits the implicit transaction at the sync
 /// (PostgreSQL protocol, "Extended Query" and "Pipelining").
-///
-/// A `follower` statement may ride in the same round trip after the commit, in a transaction of its own: best
-/// effort, its outcome is not reported, and the exchange is over once its sync has come too.
 struct CommittingQuery: PGExchange {
-    /// A statement sent after the commit.
-    struct Follower: Sendable {
-        let sql: String
-        let parameters: [String?]
-    }
-
     let statement: PreparedStatement
     let parameters: [String?]
-    let follower: Follower?
     /// Told, on the store's loop, as soon as the statement's rows are back.
     let executed: @Sendable () -> Void
     private var reading = PipelineReading(queries: 1)
 
-    init(
-        _ statement: PreparedStatement, _ parameters: [String?], then follower: Follower? = nil,
-        executed: @escaping @Sendable () -> Void
-    ) {
+    init(_ statement: PreparedStatement, _ parameters: [String?], executed: @escaping @Sendable () -> Void) {
         self.statement = statement
         self.parameters = parameters
-        self.follower = follower
         self.executed = executed
     }
 
@@ -43,9 +29,7 @@ struct CommittingQuery: PGExchange {
     var isExecuted: Bool { reading.isExecuted }
 
     mutating func send(on connection: PGConnection) throws(StoreError) {
-        let queries = try connection.sendCommitting(statement, parameters)
-        if let follower { try connection.sendFollower(follower) }
-        reading = PipelineReading(queries: queries, syncs: follower == nil ? 1 : 2)
+        reading = PipelineReading(queries: try connection.sendCommitting(statement, parameters))
     }
 
     mutating func receive(on connection: PGConnection) -> Bool {
@@ -56,11 +40,6 @@ struct CommittingQuery: PGExchange {
         return over
     }
 
-    /// Once the commit's sync has come, the outcome is known, whatever becomes of the follower.
-    mutating func endedEarly(by error: StoreError) -> Bool {
-        reading.broke(error)
-        return reading.isCommitSettled
-    }
 }
 
 /// A failure of a `CommittingQuery`, and whether it came at the commit, after the statement had run.
@@ -95,16 +74,6 @@ extension PGConnection {
         return preparing ? 2 : 1
     }
 
-    /// Queues, after a committing statement's sync, a statement in a transaction of its own and its sync.
-    func sendFollower(_ follower: CommittingQuery.Follower) throws(StoreError) {
-        try Self.refuseNUL(in: follower.parameters)
-        let values = CStringArray(follower.parameters)
-        let queued = values.withPointers { pointers in
-            PQsendQueryParams(handle, follower.sql, Int32(pointers.count), nil, pointers, nil, nil, 0) == 1
-        }
-        guard queued, PQpipelineSync(handle) == 1 else { throw failureWithoutResult() }
-    }
-
     /// Reads what has arrived of a pipeline and takes in every result; true once the last sync's has come (or
     /// the connection broke).
     func receive(into reading: inout PipelineReading) -> Bool {
@@ -130,8 +99,7 @@ extension PGConnection {
 
 /// The answers to a pipeline of statements and a sync, taken in as they come: which statement each result
 /// belongs to (libpq ends each one's results with a NULL), the last statement's rows, and a failure at the
-/// commit (a result between the last statement's and the sync's). Answers after the first sync (a follower's)
-/// are read and left out: the outcome is known at the first sync. Pure.
+/// commit (a result between the last statement's and the sync's). Pure.
 struct PipelineReading: Sendable {
     enum Piece {
         case result(Result<PGResult, StoreError>)
@@ -141,9 +109,6 @@ struct PipelineReading: Sendable {
 
     /// Statements before the sync.
     let queries: Int
-    /// Syncs to read before the pipeline is over: the commit's, and a follower's if one was sent.
-    let syncs: Int
-    private var syncsSeen = 0
     /// The statement whose results come now; `queries` once all have come.
     private var current = 0
     private var earlierFailure: StoreError?
@@ -152,16 +117,12 @@ struct PipelineReading: Sendable {
     private var brokenBy: StoreError?
     private(set) var isComplete = false
 
-    init(queries: Int, syncs: Int = 1) {
+    init(queries: Int) {
         self.queries = queries
-        self.syncs = syncs
     }
 
     /// Whether the last statement's results are all in, so its commit is on its way.
     var isExecuted: Bool { current == queries }
-
-    /// Whether the commit's sync has come, so the outcome no longer depends on what follows.
-    var isCommitSettled: Bool { syncsSeen > 0 }
 
     /// Whether the first of two statements (a prepare) succeeded.
     var preparedFirst: Bool { queries == 2 && current >= 1 && earlierFailure == nil }
@@ -169,10 +130,7 @@ struct PipelineReading: Sendable {
     mutating func take(_ piece: Piece) {
         switch piece {
         case .sync:
-            syncsSeen += 1
-            isComplete = syncsSeen == syncs
-        case _ where syncsSeen > 0:
-            break  // a follower's answers
+            isComplete = true
         case .endOfQuery:
             if current < queries { current += 1 }
         case .result(let result):
@@ -186,9 +144,10 @@ struct PipelineReading: Sendable {
         }
     }
 
-    /// The connection broke before the last sync's result came; after the first, the outcome is known already.
+    /// The connection broke before the sync's result came.
     mutating func broke(_ error: StoreError) {
-        if syncsSeen == 0 { brokenBy = error }
+        guard !isComplete else { return }
+        brokenBy = error
         isComplete = true
     }
 

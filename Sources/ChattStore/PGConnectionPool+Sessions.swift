@@ -17,10 +17,9 @@ struct PGSession: Sendable {
     /// with `follower` after the commit, if any; `executed` is told, on the loop, as soon as its rows are back.
     /// - Throws: the statement's failure, or the commit's (`committing`), or `.timedOut` at the deadline.
     func queryCommitting(
-        _ statement: PreparedStatement, _ parameters: [String?], then follower: CommittingQuery.Follower? = nil,
-        executed: @escaping @Sendable () -> Void
+        _ statement: PreparedStatement, _ parameters: [String?], executed: @escaping @Sendable () -> Void
     ) async throws(PipelineFailure) -> PGResult {
-        switch await run(CommittingQuery(statement, parameters, then: follower, executed: executed)) {
+        switch await run(CommittingQuery(statement, parameters, executed: executed)) {
         case .failure(let error):
             throw PipelineFailure(error: error, committing: false)
         case .success(let exchange):

@@ -7,7 +7,7 @@ extension PostgresChattRepository {
     public func tick(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogTick {
         do {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in
-                try await session.query(Self.tickSQL).logTick()
+                try await session.query(Self.tickSQL, [origin]).logTick()
             }
         } catch {
             throw error.repositoryError(during: "tick")
@@ -24,7 +24,7 @@ extension PostgresChattRepository {
                 // Past every tick: only the newest comes.
                 let after = position ?? LogPosition(tick: .max, token: 0)
                 let result = try await session.query(
-                    Self.tickAndReadSQL, [String(after.tick), String(after.seq), String(limit)])
+                    Self.tickAndReadSQL, [String(after.tick), String(after.seq), String(limit), origin])
                 let newest = try result.newestTick()
                 guard position != nil else { return (newest, LogRead(ticks: [], isCut: false)) }
                 return (newest, LogRead(ticks: try result.tickChatts(), isCut: result.rowCount >= limit))

@@ -6,14 +6,14 @@ public final class PostgresChattRepository: ChattRepository {
     let pool: PGConnectionPool
     private let batcher: InsertBatcher
 
-    /// Names this repository's process in its announcements of new chatts (`ChattsChangedNotice`); give it to the
-    /// change listener of the same process, whose change log hears of those chatts from the batcher already.
-    public var origin: String { batcher.origin }
+    /// Names this repository's process in the announcements of the ticks it makes (migrations/0006); give it to the
+    /// change listener of the same process, whose change log has read those ticks already.
+    public let origin = String(UInt64.random(in: 0...UInt64.max), radix: 16)
 
     /// Creates a repository that borrows connections from `pool`.
     public init(pool: PGConnectionPool) {
         self.pool = pool
-        batcher = InsertBatcher(pool: pool, origin: String(UInt64.random(in: 0...UInt64.max), radix: 16))
+        batcher = InsertBatcher(pool: pool)
     }
 
     /// Inserts one chatt without blocking: `completion` runs once the server reports it committed, or once it has
@@ -33,9 +33,9 @@ public final class PostgresChattRepository: ChattRepository {
         batcher.observeCommits(observer)
     }
 
-    static let tickSQL = "SELECT \(TickColumns.list) FROM chatts_tick() AS chatts_ticks"
+    static let tickSQL = "SELECT \(TickColumns.list) FROM chatts_tick($1) AS chatts_ticks"
     /// A tick and the log after a position, in one statement (migrations/0006): the reader's every flight.
-    static let tickAndReadSQL = "SELECT * FROM chatts_log_after($1::bigint, $2::bigint, $3::integer)"
+    static let tickAndReadSQL = "SELECT * FROM chatts_log_after($1::bigint, $2::bigint, $3::integer, $4)"
 
     /// The log from a position's tick on: every tick from it, each joined with its chatts after the position, in
     /// (tick, seq) order; a tick with none left gives one row of NULL chatt columns. The ticks' primary key walks

@@ -137,8 +137,9 @@ public enum Chatterd {
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _ = malloc_trim(0) }
     }
 
-    /// Tells the change log of changes made by anyone else: other chatterd processes, or an operator's psql; this
-    /// process's own commits (`origin`) reach it from the repository. Each health check of the listener is the log's
+    /// Tells the change log of changes made by anyone else: ticks other chatterd processes made (read them), and any
+    /// other writer's commits, an operator's psql's (tick and read them); this process's own commits reach it from
+    /// the repository, and its own ticks (`origin`) are left out. Each health check of the listener is the log's
     /// fallback check too. While the listener is not listening, or always with `--strict-feeds`, every feed read
     /// has the log catch up with the store instead. A lost connection is a warning; the listener stopping because
     /// the server is (`stopping`) is not.
@@ -150,7 +151,9 @@ public enum Chatterd {
             // LISTEN needs a session of its own: through a transaction-mode pooler it would listen on whichever
             // server connection ran it, and notifications would go to someone else.
             conninfo: options.directConninfo, origin: origin, sharingLoopOf: pool,
-            onChange: { _ in log.noticed() },
+            onChange: { change in
+                if case .ticked = change { log.ticked() } else { log.noticed() }
+            },
             onCheck: { log.check() },
             onListening: { listening in
                 feed.listening(listening)

@@ -8,16 +8,17 @@ import Testing
 @Suite struct ChattChangePayloadTests {
     @Test(arguments: [
         ("insert", ChattChange.added(origin: nil)), ("insert 3fa9", .added(origin: "3fa9")), ("", .changed),
-        ("insert a b", .changed), ("inserted", .changed), ("delete", .changed), (" insert", .changed),
+        ("tick", .ticked(origin: nil)), ("tick 3fa9", .ticked(origin: "3fa9")), ("tick a b", .changed),
+        ("insert a b", .changed), ("inserted", .changed), ("ticks", .changed), ("delete", .changed),
+        (" insert", .changed),
     ])
     func payloadsNameTheirChange(_ payload: String, _ change: ChattChange) {
         #expect(ChattChange(payload: payload) == change)
-        #expect(ChattChange(payload: ChattsChangedNotice.payload(origin: "f00")) == .added(origin: "f00"))
     }
 }
 
 extension DatabaseTests {
-    /// chatterd's inserts are announced after they commit, not by the trigger inside their transaction.
+    /// chatterd's inserts notify nothing inside their transaction; every tick made is announced, with its origin.
     @Suite struct AnnouncementTests {
         /// The changes a listener reported, in order, and how many checks it made.
         final class Heard: Sendable {
@@ -42,39 +43,45 @@ extension DatabaseTests {
         /// marker is heard, everything before it has been.
         static let markerSQL = "SELECT pg_notify('chatts_changed', 'marker')"
 
-        @Test func aBatchIsAnnouncedOnceWithItsOriginAndNotByTheTrigger() async throws {
+        @Test func aBatchNotifiesNothingAndTheTickThatTakesItInIsAnnouncedOnceWithItsOrigin() async throws {
             try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 2)
                 defer { pool.close() }
-                let batcher = InsertBatcher(pool: pool, origin: "f00d")
+                let repository = PostgresChattRepository(pool: pool)
                 let heard = Heard()
                 let listener = heard.listener(database, origin: nil)
                 listener.start()
                 defer { listener.stop() }
                 try #require(await waitUntil { heard.checks > 0 })
-                _ = try await batcher.store(NewChatt(name: "n", message: "m"))
+                try await repository.add(NewChatt(name: "n", message: "m"))
+                _ = try await repository.tick(before: .soon)
+                _ = try await repository.tick(before: .soon)
                 _ = try database.column(Self.markerSQL)
                 #expect(await waitUntil { heard.all.count == 2 })
-                #expect(heard.all == [.added(origin: "f00d"), .changed])
+                #expect(heard.all == [.ticked(origin: repository.origin), .changed], "a tick of nothing new is silent")
             }
         }
 
-        @Test func aListenerLeavesOutItsOwnProcessesAnnouncementsButNotOthers() async throws {
+        @Test func aListenerLeavesOutItsOwnProcessesTicksButNotOthers() async throws {
             try await TestDatabase.with { database throws in
-                let pool = database.pool(size: 2)
-                defer { pool.close() }
                 let heard = Heard()
                 let listener = heard.listener(database, origin: "mine")
                 listener.start()
                 defer { listener.stop() }
                 try #require(await waitUntil { heard.checks > 0 })
-                _ = try await InsertBatcher(pool: pool, origin: "mine").store(NewChatt(name: "n", message: "own"))
-                _ = try await InsertBatcher(pool: pool, origin: "theirs").store(NewChatt(name: "n", message: "other"))
                 _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'p')")
+                _ = try database.column("SELECT tick FROM chatts_tick('mine')")
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'q')")
+                _ = try database.column("SELECT tick FROM chatts_tick('theirs')")
+                _ = try database.column("INSERT INTO chatts (name, message) VALUES ('psql', 'r')")
+                _ = try database.column("SELECT tick FROM chatts_tick()")
                 _ = try database.column("DELETE FROM chatts WHERE name = 'psql'")
                 _ = try database.column(Self.markerSQL)
-                #expect(await waitUntil { heard.all.count == 4 })
-                #expect(heard.all == [.added(origin: "theirs"), .added(origin: nil), .changed, .changed])
+                #expect(await waitUntil { heard.all.count == 7 })
+                #expect(heard.all == [
+                    .added(origin: nil), .added(origin: nil), .ticked(origin: "theirs"), .added(origin: nil),
+                    .ticked(origin: nil), .changed, .changed,
+                ])
             }
         }
 

@@ -2,12 +2,11 @@ import CLibPQ
 @testable import ChattStore
 import Testing
 
-/// How a committing statement's answers are read, with and without a follower after its commit: pure, with
-/// results made without a server.
+/// How a committing statement's answers are read: pure, with results made without a server.
 @Suite struct PipelineReadingTests {
     private func rows() -> PGResult { PGResult(PQmakeEmptyPGresult(nil, PGRES_TUPLES_OK)) }
 
-    @Test func withoutAFollowerTheOutcomeIsKnownAtTheSync() throws {
+    @Test func theOutcomeIsKnownAtTheSync() throws {
         var reading = PipelineReading(queries: 1)
         reading.take(.result(.success(rows())))
         reading.take(.endOfQuery)
@@ -17,35 +16,10 @@ import Testing
         #expect(throws: Never.self) { try reading.outcome?.get() }
     }
 
-    @Test func aFollowerIsReadToItsSyncAndItsFailureIsLeftOut() throws {
-        var reading = PipelineReading(queries: 1, syncs: 2)
-        reading.take(.result(.success(rows())))
-        reading.take(.endOfQuery)
-        reading.take(.sync)
-        #expect(!reading.isComplete, "the follower's answers are still to come")
-        reading.take(.result(.failure(StoreError(.queryFailed))))
-        reading.take(.endOfQuery)
-        reading.take(.sync)
-        #expect(reading.isComplete)
-        #expect(throws: Never.self) { try reading.outcome?.get() }
-    }
-
-    @Test func aConnectionLostAfterTheCommitsSyncLeavesTheCommitKnown() throws {
-        var reading = PipelineReading(queries: 1, syncs: 2)
-        reading.take(.result(.success(rows())))
-        reading.take(.endOfQuery)
-        reading.take(.sync)
-        #expect(reading.isCommitSettled)
-        reading.broke(StoreError(.connectionLost))
-        #expect(reading.isComplete)
-        #expect(throws: Never.self) { try reading.outcome?.get() }
-    }
-
     @Test func aConnectionLostBeforeTheCommitsSyncLeavesItUnknown() {
-        var reading = PipelineReading(queries: 1, syncs: 2)
+        var reading = PipelineReading(queries: 1)
         reading.take(.result(.success(rows())))
         reading.take(.endOfQuery)
-        #expect(!reading.isCommitSettled)
         reading.broke(StoreError(.connectionLost))
         guard case .failure(let failure)? = reading.outcome else {
             Issue.record("a lost commit must fail")
@@ -54,14 +28,11 @@ import Testing
         #expect(failure.error.code == .connectionLost && failure.committing)
     }
 
-    @Test func aFailedCommitIsTheOutcomeWhateverTheFollowerSays() {
-        var reading = PipelineReading(queries: 1, syncs: 2)
+    @Test func aFailedCommitIsTheOutcome() {
+        var reading = PipelineReading(queries: 1)
         reading.take(.result(.success(rows())))
         reading.take(.endOfQuery)
         reading.take(.result(.failure(StoreError(.queryFailed))))
-        reading.take(.sync)
-        reading.take(.result(.success(rows())))
-        reading.take(.endOfQuery)
         reading.take(.sync)
         guard case .failure(let failure)? = reading.outcome else {
             Issue.record("a failed commit must fail")

@@ -1,7 +1,8 @@
 """The live feed streams across processes and under limits (docs/API.md), each on chatterd processes of
-its own: two processes on one database, a restart with chatts committed by psql while chatterd is down, SIGTERM
-with streams open, heartbeats, a subscriber that stops reading (cut, memory bounded, the others unharmed), and
-streams under --max-connections and --keepalive-timeout. The shared servers' streams are test_streams.py's."""
+its own: two processes on one database, a restart with chatts committed by psql while chatterd is down, a store
+that went back (its last ticks lost, as a restore or a lossy failover leaves it), SIGTERM with streams open,
+heartbeats, a subscriber that stops reading (cut, memory bounded, the others unharmed), and streams under
+--max-connections and --keepalive-timeout. The shared servers' streams are test_streams.py's."""
 
 from __future__ import annotations
 
@@ -86,6 +87,38 @@ def test_resuming_after_a_restart_gives_exactly_what_was_committed_meanwhile(sta
         assert messages(events)[3:] == [f"{token}-after"] and [e.id for e in events] == log_ids(database_url, seen[-1].id)
         check_events_are_feed_rows(events, after, "chatts")
     assert after.process.stop() == 0
+
+
+# --- 6b. a store that went back ----------------------------------------------------------------------------
+
+def test_a_store_that_lost_its_last_ticks_resets_its_subscribers_instead_of_skipping(start_server, fresh_database,
+                                                                                     token):
+    url = fresh_database()
+    server = start_server(url=url)
+    position = settled_position(server, url)
+    with subscribe(server, "/getchatts/stream", position) as live:
+        post(server, f"{token}-kept")
+        live.wait_events(1)  # its tick made: the next post's is another
+        post(server, f"{token}-lost")
+        events = live.wait_events(2)
+        # As a restore from a backup taken before the second post's tick, or a promotion that lost it, leaves the
+        # store: that tick gone, its chatt still there (its commit survived), the next tick made under its number.
+        lost = events[1].id.rsplit(".", 1)[0]
+        tick = lost.split(".")[0]
+        psql(url, "DELETE FROM chatts_ticks WHERE tick >= :'tick';", {"tick": tick})
+        post(server, f"{token}-after")
+        assert live.wait_end(10), "the subscriber was not reset"
+        assert [e.event for e in live.events[2:]] == ["reset"] and live.ended
+    assert not psql(url, "SELECT 1 FROM chatts_ticks WHERE tick || '.' || to_hex(token) = :'lost';",
+                    {"lost": lost}).strip(), "the tick number was made again under another token"
+    # A client holding a position of the lost tick is reset too; one from before it resumes exactly.
+    with subscribe(server, "/getchatts/stream", events[1].id) as stale:
+        assert stale.wait_end(10) and [e.event for e in stale.events] == ["reset"]
+    with subscribe(server, "/getchatts/stream", events[0].id) as earlier:
+        resumed = earlier.wait_events(2)
+        assert sorted(messages(resumed)) == [f"{token}-after", f"{token}-lost"]
+        assert [e.id for e in resumed] == log_ids(url, events[0].id)
+    assert server.process.stop() == 0
 
 
 # --- 7. SIGTERM with streams open --------------------------------------------------------------------------
