@@ -43,6 +43,8 @@ extension ChattStreamHub.State {
     /// to its end; the subscribers to wake.
     mutating func append(_ slice: LogSlice, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
         position = slice.end
+        // With nobody subscribed, the events are encoded only when someone is (most stretches then never are).
+        let deferred = subscribers.isEmpty
         var entries: [EventLog.Entry] = []
         for tick in slice.ticks {
             if tick.chatts.isEmpty, tick.tick.tick != slice.start.tick {
@@ -50,9 +52,7 @@ extension ChattStreamHub.State {
             }
             for chatt in tick.chatts {
                 let at = tick.tick.position(through: chatt.sequence)
-                entries.append(EventLog.Entry(
-                    position: at, maps: StreamEvent.chatt(chatt.chatt, at: at, kind: .maps),
-                    chatts: StreamEvent.chatt(chatt.chatt, at: at, kind: .chatts)))
+                entries.append(.event(chatt.chatt, at: at, deferred: deferred))
             }
         }
         return appendEntries(entries, at: now)

@@ -71,6 +71,7 @@ extension ChattStreamHub {
         state.withLock { state in
             subscription.wake = wake
             state.subscribers[ObjectIdentifier(subscription)] = subscription
+            state.log.encodeAll()
         }
     }
 

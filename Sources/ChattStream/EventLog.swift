@@ -10,12 +10,44 @@ struct EventLog {
     struct Entry {
         /// The position that holds the event and everything before it; nil for a heartbeat.
         let position: LogPosition?
-        let maps: [UInt8]
-        let chatts: [UInt8]
+        private(set) var maps: [UInt8]
+        private(set) var chatts: [UInt8]
+        /// The chatt of an event appended while nobody was subscribed, encoded only once someone is (`encode`).
+        private var unencoded: StoredChatt?
 
-        func bytes(_ kind: ChattFeed.Kind) -> [UInt8] { kind == .maps ? maps : chatts }
-        /// What it counts against the capacity: a marker, empty, still counts, so that markers fall off too.
-        var size: Int { max(maps.count, chatts.count, EventLog.markerSize) }
+        init(position: LogPosition?, maps: [UInt8], chatts: [UInt8]) {
+            self.position = position
+            self.maps = maps
+            self.chatts = chatts
+        }
+
+        /// The event of `chatt` at `position`: encoded now, or, when `deferred`, once it is wanted.
+        static func event(_ chatt: StoredChatt, at position: LogPosition, deferred: Bool) -> Entry {
+            var entry = Entry(position: position, maps: [], chatts: [])
+            entry.unencoded = chatt
+            if !deferred { entry.encode() }
+            return entry
+        }
+
+        var isEncoded: Bool { unencoded == nil }
+
+        mutating func encode() {
+            guard let chatt = unencoded, let position else { return }
+            (maps, chatts) = StreamEvent.chatt(chatt, at: position)
+            unencoded = nil
+        }
+
+        func bytes(_ kind: ChattFeed.Kind) -> [UInt8] {
+            if let chatt = unencoded, let position { return StreamEvent.chatt(chatt, at: position, kind: kind) }
+            return kind == .maps ? maps : chatts
+        }
+
+        /// What it counts against the capacity: a marker, empty, still counts, so that markers fall off too; an
+        /// event not yet encoded counts about what its encoding will.
+        var size: Int {
+            if let chatt = unencoded { return StreamEvent.estimatedSize(of: chatt) }
+            return max(maps.count, chatts.count, EventLog.markerSize)
+        }
 
         /// A tick with no chatt: nothing to send, but it names the tick, so that a client holding a position in it
         /// is placed (and its token checked) without a read of the store.
@@ -35,6 +67,8 @@ struct EventLog {
     private(set) var firstSerial: UInt64 = 0
     /// The bytes of the entries kept.
     private(set) var size = 0
+    /// Whether some entry kept is not encoded yet.
+    private var holdsUnencoded = false
     /// The position the log begins after: it holds every event after it, up to the stream's position.
     private(set) var coveredFrom: LogPosition
 
@@ -52,6 +86,24 @@ struct EventLog {
     mutating func append(_ entry: Entry) {
         entries.append(entry)
         size += entry.size
+        if !entry.isEncoded { holdsUnencoded = true }
+        dropOldest()
+    }
+
+    /// Encodes the entries appended unencoded, now that someone reads them; the oldest fall off if they turn out
+    /// larger than counted.
+    mutating func encodeAll() {
+        guard holdsUnencoded else { return }
+        holdsUnencoded = false
+        for index in head..<entries.count where !entries[index].isEncoded {
+            size -= entries[index].size
+            entries[index].encode()
+            size += entries[index].size
+        }
+        dropOldest()
+    }
+
+    private mutating func dropOldest() {
         while size > capacity, entries.count - head > 1 {
             let dropped = entries[head]
             size -= dropped.size
@@ -65,12 +117,18 @@ struct EventLog {
         }
     }
 
+    /// The entry with serial number `serial`, which the log still holds.
+    func entry(at serial: UInt64) -> Entry {
+        entries[head + Int(serial - firstSerial)]
+    }
+
     /// Forgets everything: the stream now stands at `position` (of a new start of the log).
     mutating func restart(from position: LogPosition) {
         firstSerial = endSerial
         entries.removeAll()
         head = 0
         size = 0
+        holdsUnencoded = false
         coveredFrom = position
     }
 

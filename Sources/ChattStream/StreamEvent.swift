@@ -8,9 +8,31 @@ enum StreamEvent {
     /// `id:` and the position that holds the chatt, then `data:` and its row exactly as the feed has it, then the
     /// blank line.
     static func chatt(_ chatt: StoredChatt, at position: LogPosition, kind: ChattFeed.Kind) -> [UInt8] {
-        var bytes: [UInt8] = []
+        event(chatt, head: head(position), kind: kind)
+    }
+
+    /// The chatt's event in both feeds.
+    static func chatt(_ chatt: StoredChatt, at position: LogPosition) -> (maps: [UInt8], chatts: [UInt8]) {
+        let head = head(position)
+        return (event(chatt, head: head, kind: .maps), event(chatt, head: head, kind: .chatts))
+    }
+
+    /// About the bytes of the chatt's event in either feed (exact unless its strings need escaping).
+    static func estimatedSize(of chatt: StoredChatt) -> Int {
+        // "id: ", a position of up to 19 + 16 + 19 digits and its dots, "\ndata: ", the row's quotes, commas and
+        // brackets, and the blank line.
+        let framing = 4 + 56 + 7 + 15 + 2
+        return framing + chatt.name.utf8.count + chatt.message.utf8.count + chatt.id.utf8.count
+            + chatt.timestamp.utf8.count + (chatt.geodata?.utf8.count ?? 4)
+    }
+
+    private static func head(_ position: LogPosition) -> [UInt8] {
+        Array("id: \(position)\ndata: ".utf8)
+    }
+
+    private static func event(_ chatt: StoredChatt, head: [UInt8], kind: ChattFeed.Kind) -> [UInt8] {
+        var bytes = head
         bytes.reserveCapacity(200)
-        bytes.append(contentsOf: "id: \(position)\ndata: ".utf8)
         ChattRowEncoder.appendRow(chatt, includingGeodata: kind == .maps, to: &bytes)
         bytes.append(contentsOf: [UInt8(ascii: "\n"), UInt8(ascii: "\n")])
         return bytes

@@ -209,6 +209,22 @@ import TestSupport
         #expect(Self.drain(resumed).text == Self.reset, "its tick 3 is not the store's tick 3")
     }
 
+    @Test func eventsFollowedWithNobodySubscribedAreEncodedOnlyOnceSomeoneIs() async throws {
+        let hub = hub()
+        try await settle()
+        try await post("a", "b")
+        let unencoded = { hub.state.withLock { state in (0..<2).map { state.log.entry(at: $0).isEncoded } } }
+        #expect(unencoded() == [false, false], "nobody to send them to")
+        let subscription = try await hub.subscribe(.maps, after: .position(Self.position(2, 1)), before: Self.far)
+        subscription.open(wake: {})
+        #expect(unencoded() == [true, true], "encoded once, for every subscriber")
+        #expect(Self.drain(subscription).text
+            == "id: \(Self.id(3, 2))\ndata: [\"b\",\"hi b\",\"00000000-0000-4000-8000-000000000002\","
+                + "\"2026-03-25T08:11:59.100002Z\",\"[1,2,3,4]\"]\n\n")
+        try await post("c")
+        #expect(hub.state.withLock { $0.log.entry(at: 2).isEncoded }, "encoded as it comes while someone is subscribed")
+    }
+
     @Test func aSubscriberThatStopsReadingIsCutWhenTheLogPassesItAndTheLogStaysWithinItsCapacity() async throws {
         let hub = hub(capacity: 1_000)
         try await settle()
@@ -298,6 +314,26 @@ import TestSupport
         log.append(.marker(Self.position(4)))
         #expect(log.serial(after: Self.position(4)) == log.endSerial, "a marker names its tick")
         #expect(log.read(from: 1, .maps, limit: 100)?.body.isEmpty == true, "and sends nothing")
+    }
+
+    @Test func anEntryAppendedUnencodedSendsTheSameBytesAndCountsItsOwnSizeOnceEncoded() {
+        let chatt = StoredChatt(
+            name: "ann", message: "say \"hi\"\n", id: "00000000-0000-4000-8000-000000000001",
+            timestamp: "2026-03-25T08:11:59.100001Z", geodata: nil)
+        var log = EventLog(capacity: 1_000, from: Self.position(1))
+        log.append(.event(chatt, at: Self.position(2, 1), deferred: true))
+        log.append(.event(chatt, at: Self.position(3, 2), deferred: false))
+        #expect(!log.entry(at: 0).isEncoded && log.entry(at: 1).isEncoded)
+        #expect(log.entry(at: 0).size == StreamEvent.estimatedSize(of: chatt), "counted at its estimate")
+        let read = { log.read(from: 0, .maps, limit: 1_000)?.body.bytes }
+        let before = read()
+        log.encodeAll()
+        #expect(read() == before, "the same bytes, encoded when read or before")
+        #expect(log.entry(at: 0).isEncoded)
+        #expect(log.size == 2 * log.entry(at: 1).size, "the estimate replaced by the encoding's size")
+        let row = #"["ann","say \"hi\"\n","00000000-0000-4000-8000-000000000001","2026-03-25T08:11:59.100001Z",null]"#
+        #expect(before.map { String(decoding: $0, as: UTF8.self) }
+            == "id: 2.7.1\ndata: \(row)\n\nid: 3.7.2\ndata: \(row)\n\n")
     }
 
     @Test func theOldestEntriesFallOffPastTheCapacityAndTheLogKnowsWhereItBeginsThen() {
