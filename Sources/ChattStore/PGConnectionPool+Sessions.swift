@@ -13,6 +13,16 @@ struct PGSession: Sendable {
         return try (exchange.outcome ?? .failure(StoreError(.connectionLost))).get()
     }
 
+    /// Runs `statement` in a transaction of its own, prepared on connections that keep prepared statements.
+    /// - Throws: as `query(_:_:)`.
+    func query(_ statement: PreparedStatement, _ parameters: [String?]) async throws(StoreError) -> PGResult {
+        do {
+            return try await queryCommitting(statement, parameters, executed: {})
+        } catch {
+            throw error.error
+        }
+    }
+
     /// Runs `statement` in a transaction of its own and commits it in the same round trip (`CommittingQuery`),
     /// with `follower` after the commit, if any; `executed` is told, on the loop, as soon as its rows are back.
     /// - Throws: the statement's failure, or the commit's (`committing`), or `.timedOut` at the deadline.

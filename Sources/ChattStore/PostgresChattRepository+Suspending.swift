@@ -7,7 +7,7 @@ extension PostgresChattRepository {
     public func tick(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogTick {
         do {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in
-                try await session.query(Self.tickSQL, [origin]).logTick()
+                try await session.query(Self.tickStatement, [origin]).logTick()
             }
         } catch {
             throw error.repositoryError(during: "tick")
@@ -24,7 +24,7 @@ extension PostgresChattRepository {
                 // Past every tick: only the newest comes.
                 let after = position ?? LogPosition(tick: .max, token: 0)
                 let result = try await session.query(
-                    Self.tickAndReadSQL, [String(after.tick), String(after.seq), String(limit), origin])
+                    Self.tickAndReadStatement, [String(after.tick), String(after.seq), String(limit), origin])
                 let newest = try result.newestTick()
                 guard position != nil else { return (newest, LogRead(ticks: [], isCut: false)) }
                 return (newest, LogRead(ticks: try result.tickChatts(), isCut: result.rowCount >= limit))
@@ -41,7 +41,7 @@ extension PostgresChattRepository {
         do {
             return try await pool.withSession(before: deadline) { session throws(StoreError) in
                 let result = try await session.query(
-                    Self.logSQL, [String(position.tick), String(position.seq), String(limit)])
+                    Self.logStatement, [String(position.tick), String(position.seq), String(limit)])
                 return LogRead(ticks: try result.tickChatts(), isCut: result.rowCount >= limit)
             }
         } catch {
