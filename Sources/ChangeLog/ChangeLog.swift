@@ -30,15 +30,19 @@ public final class ChangeLog: Sendable {
 
     /// The log of `repository`, not yet read. Each flight reads at most `pageSize` rows a query, each query given
     /// `patience`; a start also reads the last `backfillTicks` ticks before the newest, for followers that keep
-    /// recent chatts.
+    /// recent chatts. Flights start at least `spacing` apart (`FlightSpacing`).
     public init(
         repository: any ChattRepository, pageSize: Int = 1_000, backfillTicks: Int64 = 64,
-        patience: Duration = .seconds(7)
+        patience: Duration = .seconds(7), spacing: Duration = .zero
     ) {
         let reader = LogReader(
             repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience)
         self.reader = reader
-        flights = SingleFlight { await reader.read() }
+        let spacing = FlightSpacing(spacing)
+        flights = SingleFlight {
+            await spacing.waitForTurn()
+            return await reader.read()
+        }
         repository.observeCommits { [reader, flights, lastCommit] in
             reader.wantTick()
             let ticket = flights.ask()

@@ -33,6 +33,10 @@ public enum Chatterd {
         }
     }
 
+    /// The change log's flights start at least this far apart: at most a hundred ticks a second, for at most this
+    /// much more wait for a read after a post under load (`FlightSpacing`).
+    static let logFlightSpacing = Duration.milliseconds(10)
+
     static func makeLogger(_ options: LogOptions) -> Logger {
         Logger(level: options.level, format: options.format, writer: LogWriter())
     }
@@ -68,7 +72,7 @@ public enum Chatterd {
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let repository = PostgresChattRepository(pool: pool)
-        let log = ChangeLog(repository: repository)
+        let log = ChangeLog(repository: repository, spacing: logFlightSpacing)
         // The streams follow the log first: their work is moments, while the feeds may read the store in full.
         let streams = makeStreamHub(options, log: log, repository: repository)
         let feed = ChattFeed(

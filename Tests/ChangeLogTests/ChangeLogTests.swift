@@ -135,6 +135,20 @@ import TestSupport
         #expect(recorder.told.first?.hasPrefix("restarted") == true)
     }
 
+    @Test func flightsStartNoCloserThanTheSpacing() async throws {
+        let spacing = Duration.milliseconds(40)
+        let log = ChangeLog(repository: store, spacing: spacing)
+        log.follow(with: recorder)
+        let started = ContinuousClock.now
+        for name in ["a", "b", "c"] {
+            try await store.add(NewChatt(name: name, message: name, geodata: nil))
+            _ = try await log.caughtUp(before: Self.far)
+        }
+        // A lower bound only: a sleep never ends early, so this cannot fail by the machine being slow.
+        #expect(ContinuousClock.now - started >= spacing * 2, "three flights, each after the last by the spacing")
+        #expect(recorder.told.filter { $0.hasPrefix("advanced") } == ["advanced [\"b\"]", "advanced [\"c\"]"])
+    }
+
     @Test func aReaderWhoseDeadlinePassesIsAnsweredOutOfTime() async throws {
         let log = log()
         await #expect(throws: ChangeLog.outOfTime) { try await log.synced(before: .now - .seconds(1)) }
