@@ -33,28 +33,18 @@ public final class PostgresChattRepository: ChattRepository {
         batcher.observeCommits(observer)
     }
 
-    // The change log's statements run many times a second under load, in every process: prepared, so that the
-    // server plans each once per connection (planning the log's join cost more than running it).
+    // The change log's statements run up to a hundred times a second in every process: prepared, so that the
+    // server parses each once per connection (psql: 0.78 ms a read of the log sent as text, 0.24 ms prepared).
     static let tickStatement = PreparedStatement(
         name: "chatts_tick", sql: "SELECT \(TickColumns.list) FROM chatts_tick($1) AS chatts_ticks")
     /// A tick and the log after a position, in one statement (migrations/0006): the reader's every flight.
     static let tickAndReadStatement = PreparedStatement(
         name: "chatts_log_after", sql: "SELECT * FROM chatts_log_after($1::bigint, $2::bigint, $3::integer, $4)")
 
-    /// The log from a position's tick on: every tick from it, each joined with its chatts after the position, in
-    /// (tick, seq) order; a tick with none left gives one row of NULL chatt columns. The ticks' primary key walks
-    /// them in order, and each one's chatts come from the xid index.
+    /// The log from a position's tick on (migrations/0006's `chatts_log`): every tick from it, each with its chatts
+    /// after the position, in (tick, seq) order; a tick with none left gives one row of NULL chatt columns.
     static let logStatement = PreparedStatement(
-        name: "chatts_log",
-        sql: """
-            SELECT \(TickColumns.list), c.* FROM chatts_ticks LEFT JOIN LATERAL (
-                SELECT \(ChattColumns.list) FROM chatts
-                WHERE xid = ANY (chatts_ticks.xids) AND (chatts_ticks.tick > $1::bigint OR seq > $2::bigint)
-            ) AS c ON true
-            WHERE chatts_ticks.tick >= $1::bigint
-            ORDER BY chatts_ticks.tick, c.seq
-            LIMIT $3::bigint
-            """)
+        name: "chatts_log", sql: "SELECT * FROM chatts_log($1::bigint, $2::bigint, $3::integer)")
 
     /// Repeatable read, so that the tick and the cursor read one snapshot: the transaction's, which sees every chatt
     /// the tick's snapshot saw.
