@@ -20,7 +20,7 @@ import TaskExecution
 /// unknown, so never retried) once its oldest insert has waited the acquire timeout and then the statement
 /// timeout: a post is answered within both, even when a silent network partition keeps the server's own
 /// statement timeout from reaching chatterd.
-final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `performing`, `expiryTimer` only on the loop
+final class InsertBatcher: @unchecked Sendable {  // `machine` and `expiryTimer` only on the loop
     private typealias Machine = BatchMachine<PendingInsert, SettledBatch, PGConnection>
 
     /// What a batch has reached, for tests that hold one batch's commit while another commits.
@@ -37,9 +37,6 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
     private let observe: @Sendable (BatchEvent) -> Void
     private let committed = Locked<[@Sendable () -> Void]>([])
     private var machine: Machine
-    /// Actions not yet performed, in order.
-    private var pending: [Machine.Action] = []
-    private var performing = false
     private var expiryTimer: LoopTimers.ID?
 
     /// Creates a batcher writing through `pool`; an insert still queued after the pool's acquire timeout gives up.
@@ -81,13 +78,10 @@ final class InsertBatcher: @unchecked Sendable {  // `machine`, `pending`, `perf
         }.get()
     }
 
-    /// Performs the machine's actions in order; actions of events that arrive meanwhile wait their turn.
+    /// Performs the machine's actions in order. None of them comes back into the machine before they are all done:
+    /// the pool's grants, the batches' progress and the expiry timer each arrive later, as events of their own.
     private func perform(_ actions: [Machine.Action]) {
-        pending += actions
-        guard !performing else { return }
-        performing = true
-        while !pending.isEmpty { run(pending.removeFirst()) }
-        performing = false
+        for action in actions { run(action) }
     }
 
     private func run(_ action: Machine.Action) {

@@ -39,7 +39,6 @@ struct CommittingQuery: PGExchange {
         if over, reading.preparedFirst { connection.preparedNames.insert(statement.name) }
         return over
     }
-
 }
 
 /// A failure of a `CommittingQuery`, and whether it came at the commit, after the statement had run.

@@ -23,8 +23,8 @@ struct PGSession: Sendable {
         }
     }
 
-    /// Runs `statement` in a transaction of its own and commits it in the same round trip (`CommittingQuery`),
-    /// with `follower` after the commit, if any; `executed` is told, on the loop, as soon as its rows are back.
+    /// Runs `statement` in a transaction of its own and commits it in the same round trip (`CommittingQuery`);
+    /// `executed` is told, on the loop, as soon as its rows are back.
     /// - Throws: the statement's failure, or the commit's (`committing`), or `.timedOut` at the deadline.
     func queryCommitting(
         _ statement: PreparedStatement, _ parameters: [String?], executed: @escaping @Sendable () -> Void

@@ -25,8 +25,11 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
     /// A caller waiting for its grant, and until when.
     private struct Lease {
         let deadline: ContinuousClock.Instant
-        let grant: (Result<PGConnection, StoreError>) -> Void
+        let grant: Grant
     }
+
+    /// What a caller of `lease` is told: the connection lent, or why none is.
+    typealias Grant = @Sendable (Result<PGConnection, StoreError>) -> Void
 
     /// The most connections the pool will open.
     public let size: Int
@@ -91,9 +94,12 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
         }.get()
     }
 
-    /// On the loop: asks for a connection, waiting until `limit` at most; `grant` is called on the loop.
-    func lease(before limit: ContinuousClock.Instant, _ grant: @escaping (Result<PGConnection, StoreError>) -> Void) {
-        if case .failure(let error) = parameters { return grant(.failure(error)) }
+    /// On the loop: asks for a connection, waiting until `limit` at most. `grant` is called on the loop, as an event
+    /// of its own: never inside this call or another of the pool's, so that neither the pool nor its caller is
+    /// re-entered from inside its own handling of an event (a grant could otherwise run the caller's next step,
+    /// which may release a connection, inside the pool's grant).
+    func lease(before limit: ContinuousClock.Instant, _ grant: @escaping Grant) {
+        if case .failure(let error) = parameters { return deliver(.failure(error), to: grant) }
         lastRequestID += 1
         waiting[lastRequestID] = Lease(deadline: limit, grant: grant)
         perform(machine.leaseConnection(lastRequestID, deadline: limit, at: .now))
@@ -118,9 +124,9 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
                     perform(machine.grantedConnectionDead(connection, id, deadline: deadline, at: .now))
                     continue
                 }
-                waiting.removeValue(forKey: id)?.grant(.success(connection))
+                if let lease = waiting.removeValue(forKey: id) { deliver(.success(connection), to: lease.grant) }
             case .fail(let id, let error):
-                waiting.removeValue(forKey: id)?.grant(.failure(error))
+                if let lease = waiting.removeValue(forKey: id) { deliver(.failure(error), to: lease.grant) }
             case .connect:
                 connect()
             case .armTimer(let id, let deadline):
@@ -134,6 +140,10 @@ public final class PGConnectionPool: @unchecked Sendable {  // `machine`, `waiti
                 break  // A connection closes when the last reference to it goes (`PGConnection.deinit`).
             }
         }
+    }
+
+    private func deliver(_ outcome: Result<PGConnection, StoreError>, to grant: @escaping Grant) {
+        loop.queue.async { grant(outcome) }
     }
 
     /// Opens a connection on the connector and reports the outcome to the machine on the loop.

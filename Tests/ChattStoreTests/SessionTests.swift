@@ -128,6 +128,24 @@ extension DatabaseTests {
             }
         }
 
+        @Test func aGrantComesAsAnEventOfItsOwnNeverInsideTheLeaseThatAskedForIt() async throws {
+            try await TestDatabase.with { database throws in
+                let pool = database.pool(size: 1)
+                defer { pool.close() }
+                try await pool.withSession(before: .now + .seconds(5)) { _ throws(StoreError) in }
+                // An idle connection is there, so the pool grants it at once: after the lease has returned.
+                let granted = Promise<Result<PGConnection, StoreError>>()
+                let grantedInside = pool.loop.queue.sync {
+                    pool.lease(before: .now + .seconds(5)) { granted.fulfil($0) }
+                    return granted.current != nil
+                }
+                #expect(!grantedInside)
+                let connection = try #require(await granted.value()).get()
+                pool.loop.queue.sync { pool.release(connection) }
+                #expect(pool.stats == PGConnectionPool.Stats(size: 1, inUse: 0, idle: 1))
+            }
+        }
+
         @Test func aKilledBackendIsUnavailableAndReplaced() async throws {
             try await TestDatabase.with { database throws in
                 let pool = database.pool(size: 1)
