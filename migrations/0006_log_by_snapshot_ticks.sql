@@ -15,9 +15,10 @@ ALTER TABLE chatts ALTER COLUMN xid SET DEFAULT pg_current_xact_id();
 CREATE INDEX chatts_xid_idx ON chatts (xid);
 -- The log's functions below look chatts up by a few transaction ids, which only the index serves well; but the
 -- planner's statistics of `xid` mislead it. A store loaded in one transaction, or migrated here (every older row
--- has xid 2), has one xid for nearly every row, and a lookup of a few xids then looks like one of the whole table:
--- after a bulk load of 65 000 rows a tick scanned them all (12.7 ms a tick, against 0.2 ms by the index). So the
--- log's functions run with sequential scans off (`SET enable_seqscan = off`), whatever the statistics say.
+-- has xid 2), has one xid for nearly every row, and a lookup of xids not known when it is planned then looks like
+-- one of the whole table: after a bulk load of 65 000 rows a tick scanned them all (12.7 ms a tick, against 0.2 ms
+-- by the index). So a tick plans each lookup with its xids known, and the read of the log, which cannot (they come
+-- from the ticks it joins), runs with sequential scans off (and JIT off, which their cost would set going).
 
 -- 0005's numbering goes: nothing takes the clock's row lock at commit any more. The position column and the
 -- clock's `last` stay, unused, so that an older chatterd still running through an upgrade can still insert; its
@@ -73,10 +74,11 @@ SELECT 1, pg_current_snapshot(), '{}', epoch, floor(random() * 281474976710656):
 -- A tick made is announced (`NOTIFY chatts_changed, 'tick <origin>'`, the origin naming the chatterd process that
 -- ticked, if one did), at its commit: the other readers of the log read it then, and need not tick themselves.
 CREATE FUNCTION chatts_tick(origin text DEFAULT NULL) RETURNS chatts_ticks
-LANGUAGE plpgsql SET enable_seqscan = off AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     last chatts_ticks;
     made chatts_ticks;
+    late xid8[];
 BEGIN
     -- Ticks follow one another: each is made after the one before has committed, so each snapshot sees at least
     -- what the one before saw. The key is the ASCII of 'chattlog'.
@@ -87,18 +89,20 @@ BEGIN
         -- younger cluster): the log starts over.
         RETURN chatts_restart_log();
     END IF;
-    -- One statement, so one snapshot: the one stored, the one the new transactions are found visible in, and
-    -- the one the epoch is read in. Only transactions from the last tick's horizon on, and those it saw in
-    -- progress, can be new; so a transaction left open for long widens no scan (PgQ's batch query does the same).
-    SELECT last.tick + 1, seen.snapshot,
-        coalesce((SELECT array_agg(DISTINCT c.xid ORDER BY c.xid) FROM chatts c
-            WHERE (c.xid >= pg_snapshot_xmax(last.snapshot) AND c.xid < pg_snapshot_xmax(seen.snapshot)
-                    AND pg_visible_in_snapshot(c.xid, seen.snapshot))
-                OR c.xid = ANY (ARRAY(SELECT x FROM pg_snapshot_xip(last.snapshot) AS x
-                    WHERE pg_visible_in_snapshot(x, seen.snapshot)))), '{}'),
-        chatts_clock.epoch, floor(random() * 281474976710656)::bigint, now()
-    INTO made
-    FROM (SELECT pg_current_snapshot() AS snapshot) AS seen CROSS JOIN chatts_clock;
+    -- The snapshot stored and the epoch it saw, in one statement. The statements after it see at least what it saw
+    -- committed, and a chatt is this tick's when its transaction is visible in the stored snapshot.
+    SELECT last.tick + 1, pg_current_snapshot(), '{}', epoch, floor(random() * 281474976710656)::bigint, now()
+    INTO made FROM chatts_clock;
+    -- Only transactions from the last tick's horizon on, and those it saw in progress, can be new; so a
+    -- transaction left open for long widens no scan (PgQ's batch query does the same).
+    made.xids := coalesce((SELECT array_agg(DISTINCT c.xid ORDER BY c.xid) FROM chatts c
+        WHERE c.xid >= pg_snapshot_xmax(last.snapshot) AND c.xid < pg_snapshot_xmax(made.snapshot)
+            AND pg_visible_in_snapshot(c.xid, made.snapshot)), '{}');
+    late := ARRAY(SELECT x FROM pg_snapshot_xip(last.snapshot) AS x WHERE pg_visible_in_snapshot(x, made.snapshot));
+    IF cardinality(late) > 0 THEN
+        made.xids := ARRAY(SELECT x FROM unnest(made.xids) AS x
+            UNION SELECT c.xid FROM chatts c WHERE c.xid = ANY (late) ORDER BY 1);
+    END IF;
     IF cardinality(made.xids) = 0 AND made.epoch = last.epoch THEN
         RETURN last;
     END IF;
@@ -142,7 +146,7 @@ $$;
 CREATE FUNCTION chatts_log(after_tick bigint, after_seq bigint, row_limit integer)
 RETURNS TABLE (tick bigint, token bigint, epoch bigint,
     seq bigint, name text, message text, id text, "timestamp" text, geodata text)
-LANGUAGE sql STABLE SET enable_seqscan = off AS $$
+LANGUAGE sql STABLE SET enable_seqscan = off SET jit = off AS $$
     SELECT t.tick, t.token, t.epoch, c.seq, c.name, c.message, c.id::text,
         to_char(c.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), c.geodata
     FROM chatts_ticks AS t LEFT JOIN LATERAL (
@@ -162,7 +166,7 @@ $$;
 CREATE FUNCTION chatts_log_after(after_tick bigint, after_seq bigint, row_limit integer, origin text DEFAULT NULL)
 RETURNS TABLE (newest_tick bigint, newest_token bigint, newest_epoch bigint, tick bigint, token bigint, epoch bigint,
     seq bigint, name text, message text, id text, "timestamp" text, geodata text)
-LANGUAGE plpgsql SET enable_seqscan = off AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     newest chatts_ticks;
 BEGIN
