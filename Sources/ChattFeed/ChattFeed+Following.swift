@@ -14,22 +14,37 @@ extension ChattFeed {
             let kinds = state.withLock { state in
                 state.wanted.formUnion(state.feeds.keys)
                 state.feeds = [:]
+                state.forgetDeferred()
                 return state.wanted
             }
             await build(kinds, at: start.position)
         case .advanced(let slice):
-            let current = state.withLock { $0.feeds }
-            let next = current.compactMapValues { $0.adding(slice) }
-            let unplaced = Set(current.keys).subtracting(next.keys)
-            state.withLock { state in
-                state.feeds = next
-                state.wanted.formUnion(unplaced)
-            }
-            await build(unplaced, at: slice.end)
+            guard !state.withLock({ $0.deferIfUnread(slice, limit: deferredChattsLimit) }) else { return }
+            await append(slice)
         case .settled(let position):
+            // A reader waits for what was kept: it is appended first.
+            if state.withLock({ !$0.wanted.isEmpty && !$0.deferred.isEmpty }) { await append(nil) }
             let missing = state.withLock { $0.wanted.subtracting($0.feeds.keys) }
             await build(missing, at: position)
         }
+    }
+
+    /// Appends the stretches kept, then `slice`, to every version held; a kind they cannot be placed in is read in
+    /// full at their end.
+    private func append(_ slice: LogSlice?) async {
+        let (current, slices) = state.withLock { state in
+            defer { state.forgetDeferred() }
+            return (state.feeds, state.deferred + (slice.map { [$0] } ?? []))
+        }
+        guard let end = slices.last?.end else { return }
+        let next = current.compactMapValues { feed in slices.reduce(Optional(feed)) { $0?.adding($1) } }
+        let unplaced = Set(current.keys).subtracting(next.keys)
+        state.withLock { state in
+            state.feeds = next
+            state.unread.formUnion(next.keys)
+            state.wanted.formUnion(unplaced)
+        }
+        await build(unplaced, at: end)
     }
 
     /// Reads the store in full at `position`, once for every kind in `kinds`, and publishes their versions; a
@@ -58,12 +73,44 @@ extension ChattFeed {
                 for feed in built {
                     state.feeds[feed.kind] = feed
                     state.sizeHints[feed.kind] = feed.identity.body.count
+                    state.unread.insert(feed.kind)
                 }
-                state.wanted.subtract(kinds)
                 state.buildFailure = nil
             }
         } catch {
             state.withLock { $0.buildFailure = error }
         }
+    }
+}
+
+extension ChattFeed.State {
+    /// Keeps `slice` for the next read instead of appending it, when no reader took the versions published and none
+    /// waits: true if kept. Past `limit` chatts kept, the versions go instead, and the next read reads in full.
+    mutating func deferIfUnread(_ slice: LogSlice, limit: Int) -> Bool {
+        guard !feeds.isEmpty, wanted.isEmpty, unread.isSuperset(of: feeds.keys) else { return false }
+        let chatts = slice.ticks.reduce(0) { $0 + $1.chatts.count }
+        guard deferredChatts + chatts <= limit else {
+            feeds = [:]
+            unread = []
+            forgetDeferred()
+            return true
+        }
+        deferred.append(slice)
+        deferredChatts += chatts
+        return true
+    }
+
+    mutating func forgetDeferred() {
+        deferred = []
+        deferredChatts = 0
+    }
+
+    /// The published version of `kind`, taken by a reader, when it is current with the log (nothing kept for it);
+    /// the kind is no longer wanted then.
+    mutating func take(_ kind: ChattFeed.Kind) -> EncodedFeed? {
+        guard deferred.isEmpty, let feed = feeds[kind] else { return nil }
+        unread.remove(kind)
+        wanted.remove(kind)
+        return feed
     }
 }

@@ -6,7 +6,7 @@ extension ChattFeed {
     /// ask `answer`). Counted as a hit only when answered here, so a read passed on to `answer` counts once. Never
     /// waits but for a moment's lock, so an I/O queue may call it.
     public func readyAnswer<Answer>(_ kind: Kind, _ make: (EncodedFeed) -> Answer?) -> Answer? {
-        guard log.isCaughtUp, let feed = state.withLock({ $0.trusted ? $0.feeds[kind] : nil }),
+        guard log.isCaughtUp, let feed = state.withLock({ $0.trusted ? $0.take(kind) : nil }),
             let answer = make(feed)
         else { return nil }
         state.withLock { $0.hits += 1 }
@@ -35,10 +35,8 @@ extension ChattFeed {
     /// The feed of `kind` once the log has caught up with what this read must see; a kind not built yet is built
     /// by the log's next flight.
     func read(_ kind: Kind, before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> EncodedFeed {
-        let (trusted, built) = state.withLock { state in
-            (state.trusted, state.feeds[kind] != nil)
-        }
-        if trusted, built, log.isCaughtUp, let feed = state.withLock({ $0.feeds[kind] }) {
+        let trusted = state.withLock { $0.trusted }
+        if trusted, log.isCaughtUp, let feed = state.withLock({ $0.take(kind) }) {
             state.withLock { $0.hits += 1 }
             return feed
         }
@@ -48,11 +46,12 @@ extension ChattFeed {
         } else {
             _ = try await log.synced(before: deadline)
         }
-        if let feed = state.withLock({ $0.feeds[kind] }) { return feed }
+        if let feed = state.withLock({ $0.take(kind) }) { return feed }
+        // Not built, or behind by what was kept while nobody read: the end of the log's next flight sees to it.
         state.withLock { _ = $0.wanted.insert(kind) }
         _ = try await log.synced(before: deadline)
         return try state.withLock { state throws(RepositoryError) in
-            guard let feed = state.feeds[kind] else {
+            guard let feed = state.take(kind) else {
                 throw state.buildFailure ?? RepositoryError.unavailable("feed: not read from the store yet")
             }
             return feed

@@ -14,6 +14,9 @@ import Locking
 ///
 /// The feed keeps a version of each kind a reader has asked for: the first read of a kind asks the log for a
 /// flight, whose end builds it by a full read of the store at the log's position (see `ChattFeed+Following.swift`).
+/// While nobody reads, the log's stretches are kept rather than appended, and the next read has them appended (past
+/// `deferredChattsLimit` chatts the versions go, and the next read reads the store in full): a process taking posts
+/// that nobody reads from does no feed work for them.
 /// Past a database failure, a read may be answered with the last good feed, marked stale (`FeedAnswer.stale`).
 public final class ChattFeed: LogFollower {
     /// Which feed: `/getmaps` rows (with geodata) or `/getchatts` rows (without).
@@ -24,12 +27,19 @@ public final class ChattFeed: LogFollower {
     struct State {
         /// The versions published, each at the position of the log the feed was last told of.
         var feeds: [Kind: EncodedFeed] = [:]
-        /// Kinds a reader asked for that have no version: the end of the log's next flight reads them.
+        /// Kinds a reader waits for, until one takes them: the end of the log's next flight reads those with no
+        /// version, and appends what was kept to those behind (`deferred`).
         var wanted: Set<Kind> = []
         /// Why the last full read failed, for the readers that wanted it; nil since one succeeded.
         var buildFailure: RepositoryError?
         /// Body sizes of the versions last built, so the next full read reserves about what it needs.
         var sizeHints: [Kind: Int] = [:]
+        /// Kinds whose published version no reader has taken yet.
+        var unread: Set<Kind> = []
+        /// Stretches of the log told while no reader took the versions published before them: not appended yet,
+        /// so the versions published are behind the log until the next read has them appended (`current`).
+        var deferred: [LogSlice] = []
+        var deferredChatts = 0
         var trusted = false
         /// Reads served from a published feed at once, reads that waited for the store, and full reads of the
         /// store, for /metrics.
@@ -46,6 +56,8 @@ public final class ChattFeed: LogFollower {
     private let strict: Bool
     /// How long a full read of the store may take.
     let patience: Duration
+    /// The most chatts kept unappended while nobody reads; past them the versions are let go.
+    let deferredChattsLimit: Int
     /// Told after each full read of the store.
     let fullReadEnded: @Sendable () -> Void
     let lastGood: LastGoodFeeds
@@ -61,18 +73,21 @@ public final class ChattFeed: LogFollower {
     ///   - staleIfError: how long after it was last known current a feed may still be served while the database
     ///     cannot be reached (RFC 5861's `stale-if-error`, with the server as the cache); zero answers the failure.
     ///   - patience: how long a full read of the store may take.
+    ///   - deferredChattsLimit: the most chatts kept unappended while nobody reads the feeds.
     ///   - fullReadEnded: told after each full read of the store, after its versions are published (those they
     ///     replace are let go of after that, when no reader holds them any more).
     ///   - now: the clock that age is measured with (injected by tests).
     public init(
         repository: any ChattRepository, log: ChangeLog, strict: Bool = false, staleIfError: Duration = .zero,
-        patience: Duration = .seconds(30), fullReadEnded: @escaping @Sendable () -> Void = {},
+        patience: Duration = .seconds(30), deferredChattsLimit: Int = 5_000,
+        fullReadEnded: @escaping @Sendable () -> Void = {},
         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.repository = repository
         self.log = log
         self.strict = strict
         self.patience = patience
+        self.deferredChattsLimit = deferredChattsLimit
         self.fullReadEnded = fullReadEnded
         lastGood = LastGoodFeeds(maxAge: strict ? .zero : staleIfError, now: now)
         log.follow(with: self)

@@ -89,6 +89,41 @@ private func messages(_ feed: EncodedFeed) -> [String] {
         #expect(maps.position == chatts.position && repository.fullReads == 2)
     }
 
+    /// Posts `chatt(serial)` and waits until the log has told `feeds` of it.
+    private func post(_ serial: Int, to feeds: ChattFeed) async throws {
+        try await repository.add(chatt(serial))
+        _ = try await feeds.log.caughtUp(before: .now + .seconds(10))
+    }
+
+    @Test func stretchesOfTheLogNobodyReadIsAppendedByTheNextReadInOrder() async throws {
+        feeds.listening(true)
+        try await repository.add(chatt(1))
+        _ = try await feeds.read(.maps)
+        try await post(2, to: feeds)
+        #expect(feeds.state.withLock { $0.deferred.isEmpty }, "a version a reader took: the next stretch is appended")
+        try await post(3, to: feeds)
+        try await post(4, to: feeds)
+        #expect(feeds.state.withLock { $0.deferredChatts } == 2, "nobody read the version with chatt 2")
+        #expect(feeds.readyAnswer(.maps, { $0 }) == nil, "a version behind the log is not served")
+        let feed = try await feeds.read(.maps)
+        #expect(messages(feed) == (1...4).map { "message \($0)" })
+        #expect(feeds.state.withLock { $0.deferred.isEmpty } && repository.fullReads == 1)
+        let fresh = try await ChattFeed(repository: repository).read(.maps)
+        #expect(feed.identity.body.bytes == fresh.identity.body.bytes, "the same bytes as a full read")
+        #expect(feeds.readyAnswer(.maps, { $0 }) === feed)
+    }
+
+    @Test func pastTheLimitOfChattsKeptTheVersionsGoAndTheNextReadIsAFullRead() async throws {
+        let feeds = ChattFeed(repository: repository, deferredChattsLimit: 2)
+        feeds.listening(true)
+        try await repository.add(chatt(1))
+        _ = try await feeds.read(.chatts)
+        for serial in 2...5 { try await post(serial, to: feeds) }
+        #expect(feeds.state.withLock { $0.feeds.isEmpty && $0.deferred.isEmpty })
+        #expect(messages(try await feeds.read(.chatts)) == (1...5).map { "message \($0)" })
+        #expect(repository.fullReads == 2)
+    }
+
     @Test func anEditReadsEveryFeedHeldInFullAgain() async throws {
         feeds.listening(true)
         try await repository.add(chatt(1))
