@@ -147,10 +147,7 @@ final class LogReader: Sendable {
         else { return nil }
         var ticks = Array(read.ticks.dropFirst())
         if let limit {
-            ticks = ticks.filter { $0.tick.tick <= limit.tick }.map { held in
-                let chatts = held.chatts.filter { limit.holds(tick: held.tick.tick, seq: $0.sequence) }
-                return TickChatts(tick: held.tick, chatts: chatts)
-            }
+            ticks = ticks.filter { $0.tick.tick <= limit.tick }.map { $0.through(limit) }
         }
         return LogSlice(start: first.tick.position(), ticks: ticks, end: limit ?? end)
     }

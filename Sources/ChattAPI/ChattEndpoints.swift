@@ -77,7 +77,14 @@ struct ChattEndpoints: Sendable {
                 } catch {
                     return respond(APIError(error).response)
                 }
-                var response = await FeedResponse.make(for: request, query: query, from: answer.feed)
+                let repository = feed.repository
+                var response = await FeedResponse.make(for: request, query: query, from: answer.feed) { id in
+                    do throws(RepositoryError) {
+                        return .success(try await repository.removedPlace(of: id.description, before: deadline))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
                 if let stale = answer.stale {
                     response.headers.add("Age", String(stale.age))
                     staleFeedServed(request, stale)

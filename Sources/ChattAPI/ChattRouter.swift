@@ -14,6 +14,8 @@ public struct ChattRouter: Sendable {
     private let streams: StreamEndpoint?
     /// `GET /map` and its files.
     private let mapPage: MapPage
+    /// `DELETE /chatts/<id>`.
+    private let moderation: ModerationEndpoint
 
     /// The feeds the routes read and post through; whoever learns of changes to the store tells them.
     public var feed: ChattFeed { endpoints.feed }
@@ -26,17 +28,20 @@ public struct ChattRouter: Sendable {
     /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
     /// `ChattFeed.answer`); a request that waits on the store longer than `patience` gets 503 (or a stale feed);
     /// requests that wait on the store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by
-    /// default).
+    /// default); `moderators` gives the tokens in force for removals (nil: no token file, every removal is 403).
     public init(
         feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
         postLimit: PostRateLimiter? = nil, mapPage: MapPage = .unavailable,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
-        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil
+        patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil,
+        moderators: (@Sendable () -> AdminTokens)? = nil
     ) {
         self.postLimit = postLimit
         self.streams = streams.map { StreamEndpoint(hub: $0, patience: patience, executor: executor) }
         self.mapPage = mapPage
         let repository = feed.repository
+        moderation = ModerationEndpoint(
+            tokens: moderators, repository: repository, patience: patience, executor: executor)
         let readiness = ReadinessCheck { deadline in
             do throws(RepositoryError) {
                 return .success(try await repository.ping(before: deadline))
@@ -55,6 +60,9 @@ public struct ChattRouter: Sendable {
     /// suspends while it waits. HEAD is answered as GET (the server leaves out the body). Every response names its
     /// route (each of the map page's files is its own).
     public func plan(for request: HTTPRequest) -> ResponsePlan {
+        if let id = ModerationEndpoint.idText(of: request.path) {
+            return moderation.plan(request, id: id).routed(ModerationEndpoint.route)
+        }
         guard let route = ChattRoute(path: request.path), route != .metrics || endpoints.metrics != nil,
             streams != nil || (route != .streamMaps && route != .streamChatts)
         else {

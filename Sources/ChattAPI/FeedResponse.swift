@@ -18,13 +18,30 @@ enum FeedResponse {
         return representation.map { response(to: request, with: $0, at: feed.position) }
     }
 
+    /// Where a removed chatt stood in feed order (nil: no chatt with that id was removed), or why the store could not
+    /// say.
+    typealias RemovedPlace = @Sendable (ChattID) async -> Result<FeedPosition?, RepositoryError>
+
     /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
-    /// Suspends while another request makes the same gzip body; the rest is work for the calling thread.
-    static func make(for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed) async -> HTTPResponse {
+    /// A `since` id the feed does not hold is asked of `removedPlace`: the chatts after a removed one are those
+    /// after its place. Suspends while another request makes the same gzip body, or the store is asked; the rest is
+    /// work for the calling thread.
+    static func make(
+        for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed,
+        removedPlace: RemovedPlace = { _ in .success(nil) }
+    ) async -> HTTPResponse {
         var sinceRow: Int?
         if let since = query.since {
-            guard let row = feed.rowIndex().row(of: since) else { return unknownSince.response }
-            sinceRow = row
+            let index = feed.rowIndex()
+            if let row = index.row(of: since) {
+                sinceRow = row
+            } else {
+                switch await removedPlace(since) {
+                case .success(let place?): sinceRow = index.firstRow(after: place) - 1
+                case .success(nil): return unknownSince.response
+                case .failure(let error): return APIError(error).response
+                }
+            }
         }
         let rows = query.rows(after: sinceRow, of: feed.rowCount)
         let representation: FeedRepresentation

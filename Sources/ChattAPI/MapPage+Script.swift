@@ -36,7 +36,7 @@ extension MapPage {
             }).addTo(map);
 
             const markers = L.featureGroup().addTo(map);
-            const shown = new Set();  // ids of the chatts that have a marker
+            const shown = new Map();  // the id of each chatt that has a marker, to its marker
             let fitted = false;       // the view was fitted to the markers once; after that it is the user's
             // The feed position the map shows: /getmaps's Feed-Position, then each event's id as it is read (so a
             // stream that breaks mid-way is resumed from its last event, not from where it started); null while
@@ -95,8 +95,17 @@ extension MapPage {
                 if (place === null || typeof row[2] !== 'string' || shown.has(row[2])) return;
                 // title and alt are set as properties by Leaflet: text, not HTML.
                 const name = String(row[0]);
-                L.marker([place.lat, place.lon], {title: name, alt: name}).bindPopup(popupOf(row, place)).addTo(markers);
-                shown.add(row[2]);
+                const marker = L.marker([place.lat, place.lon], {title: name, alt: name});
+                shown.set(row[2], marker.bindPopup(popupOf(row, place)).addTo(markers));
+                body.dataset.markers = String(shown.size);
+            }
+
+            // Takes away the marker of a removed chatt (an "event: delete" names it), if it has one.
+            function remove(id) {
+                const marker = shown.get(id);
+                if (marker === undefined) return;
+                markers.removeLayer(marker);
+                shown.delete(id);
                 body.dataset.markers = String(shown.size);
             }
 
@@ -109,7 +118,7 @@ extension MapPage {
                 const rows = await response.json();
                 if (!Array.isArray(rows)) throw new Error(FEED + ' is not an array');
                 const ids = new Set(rows.map(function (row) { return Array.isArray(row) ? row[2] : undefined; }));
-                if (Array.from(shown).some(function (id) { return !ids.has(id); })) {
+                if (Array.from(shown.keys()).some(function (id) { return !ids.has(id); })) {
                     markers.clearLayers();
                     shown.clear();
                 }
@@ -200,12 +209,16 @@ extension MapPage {
                 const parser = new EventStreamParser(function (type, data) {
                     if (type === 'reset') {
                         reset = true;
-                    } else if (type === 'message') {
+                    } else if (type === 'message' || type === 'delete') {
+                        let value;
                         try {
-                            add(JSON.parse(data));
+                            value = JSON.parse(data);
                         } catch (error) {
-                            // A row this page cannot read is skipped; the stream goes on.
+                            // An event this page cannot read is skipped; the stream goes on.
+                            return;
                         }
+                        if (type === 'message') add(value);
+                        else if (typeof value === 'string') remove(value);
                     }
                 });
                 const reader = response.body.getReader();

@@ -88,7 +88,7 @@ extension ChattFeed.State {
     /// waits: true if kept. Past `limit` chatts kept, the versions go instead, and the next read reads in full.
     mutating func deferIfUnread(_ slice: LogSlice, limit: Int) -> Bool {
         guard !feeds.isEmpty, wanted.isEmpty, unread.isSuperset(of: feeds.keys) else { return false }
-        let chatts = slice.ticks.reduce(0) { $0 + $1.chatts.count }
+        let chatts = slice.ticks.eventCount
         guard deferredChatts + chatts <= limit else {
             feeds = [:]
             unread = []

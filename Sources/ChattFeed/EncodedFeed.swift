@@ -107,11 +107,17 @@ public final class EncodedFeed: Sendable {
 
     // MARK: - Later versions
 
-    /// The version with `slice`'s chatts taken in, at the slice's end; this one moved there when it holds them
-    /// already (or there are none); nil when a chatt cannot be placed without a full read (it sorts among the
-    /// settled rows), or a later version of the lineage exists.
+    /// The version with `slice`'s chatts taken in and its removed chatts left out, at the slice's end; this one
+    /// moved there when that changes nothing; nil when a chatt cannot be placed without a full read (it sorts among
+    /// the settled rows), or a later version of the lineage exists.
     func adding(_ slice: LogSlice) -> EncodedFeed? {
         guard let (next, hash) = lineage.adding(slice.ticks.chatts, to: tip) else { return nil }
+        // A chatt posted and removed in one slice is taken in, then left out: removals come after their posts.
+        let removed = Set(slice.ticks.removals.compactMap { ChattID(Substring($0.id)) })
+        if !removed.isEmpty, let (lineage, first) = lineage.removing(removed, from: next) {
+            return EncodedFeed(
+                lineage: lineage, tip: first, contentHash: lineage.contentHash(of: first), position: slice.end)
+        }
         guard next.serial != tip.serial else { return moved(to: slice.end) }
         return EncodedFeed(lineage: lineage, tip: next, contentHash: hash, position: slice.end)
     }

@@ -15,6 +15,24 @@ public struct FeedIndex: Sendable {
         feed.lineage.row(of: id, in: feed.tip)
     }
 
+    /// The first row that sorts after `place` in feed order (a removed chatt's place: where `since` its id resumes);
+    /// the row count when none does.
+    public func firstRow(after place: FeedPosition) -> Int {
+        feed.lineage.firstRow(after: place, in: feed.tip)
+    }
+
+    /// The timestamp of the row whose `[` is at index `rowStart` of `body`, which holds the whole row: the fourth
+    /// string, after the id, written by the encoder with no escapes.
+    static func timestamp(in body: ArraySlice<UInt8>, rowStart: Int) -> String? {
+        var index = rowStart + 1  // "["
+        index = endOfString(body, from: index) + 1  // name, then ","
+        index = endOfString(body, from: index) + 1  // message, then ","
+        index = endOfString(body, from: index) + 1  // id, then ","
+        let end = endOfString(body, from: index)
+        guard index < end, end <= body.endIndex, body[index] == UInt8(ascii: "\"") else { return nil }
+        return String(decoding: body[(index + 1)..<(end - 1)], as: UTF8.self)
+    }
+
     /// The id of the row whose `[` is at index `rowStart` of `body`, which holds the whole row. Every row is
     /// `["name","message","id",...`: the id is the third string, after two strings that may hold escapes. The
     /// encoder wrote these rows, so the id is there; a row that somehow is not gives nil.

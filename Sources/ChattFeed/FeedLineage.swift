@@ -27,6 +27,8 @@ final class FeedLineage: Sendable {
         var bytes: ByteSegments
         /// Where each settled row's `[` is.
         var rowStarts: [Int]
+        /// Each settled row's sequence number, which with its timestamp places it in feed order.
+        var rowSequences: [Int64]
         /// Over the settled bytes.
         var hasher: ContentHasher
         /// The newest version; only it can take in more rows.
@@ -50,11 +52,14 @@ final class FeedLineage: Sendable {
     private let compressed = Locked(Compressed())
     private let index = Locked(SettledIndex())
 
-    fileprivate init(kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], tip: FeedTip) {
+    fileprivate init(
+        kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], rowSequences: [Int64], tip: FeedTip
+    ) {
         self.kind = kind
         var hasher = ContentHasher()
         hasher.update(bytes)
-        settled = Locked(Settled(bytes: bytes, rowStarts: rowStarts, hasher: hasher, tip: tip))
+        settled = Locked(Settled(
+            bytes: bytes, rowStarts: rowStarts, rowSequences: rowSequences, hasher: hasher, tip: tip))
     }
 
     /// The content hash of the newest version's body, from the settled bytes' hash state.
@@ -96,6 +101,7 @@ final class FeedLineage: Sendable {
         for row in tail.dropLast(keep) {
             if settledRows > 0 { bytes.append(UInt8(ascii: ",")) }
             state.rowStarts.append(state.bytes.count + bytes.count)
+            state.rowSequences.append(row.sequence)
             ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
             settledRows += 1
             boundary = row.position
@@ -107,6 +113,39 @@ final class FeedLineage: Sendable {
             boundary: boundary, tail: Array(tail.suffix(keep)), kind: kind)
         state.tip = next
         return (next, Self.contentHash(state.hasher, next))
+    }
+
+    /// The first version of a new lineage: `tip`'s rows but those of `ids`, and its content hash; nil when `tip` is
+    /// not the newest version, or holds none of them. The settled rows kept are copied into the new lineage (their
+    /// gzip stream and index start over with it); the store is not read.
+    func removing(_ ids: Set<ChattID>, from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
+        let rows = ids.compactMap { row(of: $0, in: tip) }
+        guard !rows.isEmpty,
+            let (starts, sequences) = settled.withLock({ state -> ([Int], [Int64])? in
+                state.tip.serial == tip.serial ? (state.rowStarts, state.rowSequences) : nil
+            })
+        else { return nil }
+        let gone = Set(rows)
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(tip.settledLength)
+        var kept: [Int] = []
+        var keptSequences: [Int64] = []
+        for row in 0..<tip.settledRows where !gone.contains(row) {
+            // Row i runs from its "[" to the "," before the next row, or to the end of the settled bytes.
+            let end = row + 1 < tip.settledRows ? starts[row + 1] - 1 : tip.settledLength
+            if !kept.isEmpty { bytes.append(UInt8(ascii: ",")) }
+            kept.append(bytes.count)
+            keptSequences.append(sequences[row])
+            tip.settled.forEachSlice(in: starts[row]..<end) { bytes.append(contentsOf: $0) }
+        }
+        let tail = tip.tail.enumerated().filter { !gone.contains(tip.settledRows + $0.offset) }.map(\.element)
+        let segments = ByteSegments(bytes)
+        // The boundary stays the removed rows' own when theirs was: a row sorting after it is still placed.
+        let first = FeedTip(
+            serial: 0, settled: segments, settledRows: kept.count, boundary: tip.boundary, tail: tail, kind: kind)
+        let lineage = FeedLineage(
+            kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, tip: first)
+        return (lineage, first)
     }
 
     // MARK: - Row offsets, gzip, index
@@ -144,6 +183,33 @@ final class FeedLineage: Sendable {
         }
     }
 
+    /// The first row of `tip` that sorts after `place` in feed order (`tip.rowCount` when none does): a binary search
+    /// over the rows' timestamps (read from their bytes) and sequence numbers.
+    func firstRow(after place: FeedPosition, in tip: FeedTip) -> Int {
+        let (starts, sequences) = settled.withLock { ($0.rowStarts, $0.rowSequences) }
+        func position(of row: Int) -> FeedPosition? {
+            if row >= tip.settledRows { return tip.tail[row - tip.settledRows].position }
+            var timestamp: String?
+            // Each row lies within one segment (see `FeedTip.settled`).
+            tip.settled.forEachSegment(holding: [starts[row]]) { segment, start in
+                timestamp = FeedIndex.timestamp(in: segment, rowStart: start)
+            }
+            return timestamp.map { FeedPosition(timestamp: $0, sequence: sequences[row]) }
+        }
+        var low = 0
+        var high = tip.rowCount
+        while low < high {
+            let middle = (low + high) / 2
+            // A row the encoder wrote always has its timestamp; one that somehow does not counts as after.
+            if let middlePosition = position(of: middle), !(place < middlePosition) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+
     /// The row holding `id` in `tip`; settled rows are indexed on first demand.
     func row(of id: ChattID, in tip: FeedTip) -> Int? {
         let settled = index.withLock { index -> Int? in
@@ -168,6 +234,7 @@ struct FeedLineageBuilder {
     let kind: ChattFeed.Kind
     private var bytes: [UInt8] = [UInt8(ascii: "[")]
     private var rowStarts: [Int] = []
+    private var rowSequences: [Int64] = []
     /// The newest rows read: the tail, and the row before it.
     private var recent: [SequencedChatt] = []
 
@@ -181,6 +248,7 @@ struct FeedLineageBuilder {
     mutating func append(_ row: SequencedChatt) {
         if !rowStarts.isEmpty { bytes.append(UInt8(ascii: ",")) }
         rowStarts.append(bytes.count)
+        rowSequences.append(row.sequence)
         ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
         recent.append(row)
         if recent.count > FeedLineage.tailRows + 1 { recent.removeFirst() }
@@ -198,7 +266,9 @@ struct FeedLineageBuilder {
         let tip = FeedTip(
             serial: 0, settled: settled, settledRows: settledRows, boundary: boundary,
             tail: Array(recent.suffix(tailCount)), kind: kind)
-        let lineage = FeedLineage(kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]), tip: tip)
+        let lineage = FeedLineage(
+            kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]),
+            rowSequences: Array(rowSequences[0..<settledRows]), tip: tip)
         return (lineage, tip)
     }
 }

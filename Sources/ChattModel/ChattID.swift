@@ -43,3 +43,22 @@ public struct ChattID: Hashable, Sendable {
         self.low = low
     }
 }
+
+extension ChattID: CustomStringConvertible {
+    /// The canonical text form, in lower case (as the server sends ids).
+    public var description: String {
+        let digits = String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
+        var text = ""
+        for (offset, digit) in digits.enumerated() {
+            if offset == 8 || offset == 12 || offset == 16 || offset == 20 { text.append("-") }
+            text.append(digit)
+        }
+        return text
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

@@ -30,6 +30,17 @@ public protocol ChattRepository: Sendable {
     func readChatts(
         at position: LogPosition, before deadline: ContinuousClock.Instant, _ row: (SequencedChatt) -> Void
     ) async throws(RepositoryError) -> Bool
+    /// Removes the chatt whose id is `id` (a canonical UUID), as `moderator` and for `reason`, which the store records
+    /// with the removal: true once the removal has committed (commit observers are told first, as of a batch), false
+    /// when the store holds no chatt with that id. `.unavailable` once `deadline` has passed, or when the outcome is
+    /// unknown.
+    func remove(
+        id: String, by moderator: String, reason: String, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Bool
+    /// Where the removed chatt whose id is `id` stood in feed order, or nil when no chatt with that id was removed.
+    /// `.unavailable` once `deadline` has passed.
+    func removedPlace(of id: String, before deadline: ContinuousClock.Instant) async throws(RepositoryError)
+        -> FeedPosition?
     /// Succeeds when the store answers by `deadline`.
     func ping(before deadline: ContinuousClock.Instant) async throws(RepositoryError)
 }
@@ -103,5 +114,35 @@ public struct SequencedChatt: Sendable, Equatable {
     /// Its place in feed order.
     public var position: FeedPosition {
         FeedPosition(timestamp: chatt.timestamp, sequence: sequence)
+    }
+}
+
+/// A chatt removed from the store, as the change log tells of it.
+public struct RemovedChatt: Sendable, Equatable {
+    /// The removal's place among its tick's events, ordered with the chatts' sequence numbers.
+    public var sequence: Int64
+    /// The chatt's id, in its wire form.
+    public var id: String
+    /// Where the chatt stood in feed order.
+    public var position: FeedPosition
+
+    public init(sequence: Int64, id: String, position: FeedPosition) {
+        self.sequence = sequence
+        self.id = id
+        self.position = position
+    }
+}
+
+/// One event of the change log: a chatt posted or removed.
+public enum LogEvent: Sendable, Equatable {
+    case posted(SequencedChatt)
+    case removed(RemovedChatt)
+
+    /// Its place among its tick's events.
+    public var sequence: Int64 {
+        switch self {
+        case .posted(let chatt): chatt.sequence
+        case .removed(let removal): removal.sequence
+        }
     }
 }

@@ -115,26 +115,57 @@ public struct LogTick: Sendable, Hashable {
     }
 }
 
-/// A tick and its chatts, in sequence order.
+/// A tick and its events: the chatts it took in and the chatts it saw removed, each in sequence order.
 public struct TickChatts: Sendable, Equatable {
     public var tick: LogTick
     public var chatts: [SequencedChatt]
+    public var removals: [RemovedChatt]
 
-    public init(tick: LogTick, chatts: [SequencedChatt]) {
+    public init(tick: LogTick, chatts: [SequencedChatt], removals: [RemovedChatt] = []) {
         self.tick = tick
         self.chatts = chatts
+        self.removals = removals
+    }
+
+    /// Whether it holds no event.
+    public var isEmpty: Bool { chatts.isEmpty && removals.isEmpty }
+
+    /// How many events it holds.
+    public var eventCount: Int { chatts.count + removals.count }
+
+    /// Its events in log order: chatts and removals by sequence number.
+    public var events: [LogEvent] {
+        guard !removals.isEmpty else { return chatts.map { .posted($0) } }
+        return (chatts.map { LogEvent.posted($0) } + removals.map { .removed($0) }).sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Its events up to `position` (which names this tick).
+    public func through(_ position: LogPosition) -> TickChatts {
+        TickChatts(
+            tick: tick, chatts: chatts.filter { position.holds(tick: tick.tick, seq: $0.sequence) },
+            removals: removals.filter { position.holds(tick: tick.tick, seq: $0.sequence) })
     }
 }
 
 extension Sequence<TickChatts> {
-    /// Every chatt, in log order, with the position that holds it and everything before it.
-    public var events: [(position: LogPosition, chatt: SequencedChatt)] {
-        flatMap { tick in tick.chatts.map { (tick.tick.position(through: $0.sequence), $0) } }
+    /// Every event, in log order, with the position that holds it and everything before it.
+    public var events: [(position: LogPosition, event: LogEvent)] {
+        flatMap { tick in tick.events.map { (tick.tick.position(through: $0.sequence), $0) } }
     }
 
-    /// The chatts, in log order.
+    /// The chatts posted, in log order.
     public var chatts: [SequencedChatt] {
         flatMap(\.chatts)
+    }
+
+    /// The chatts removed, in log order.
+    public var removals: [RemovedChatt] {
+        flatMap(\.removals)
+    }
+
+    /// How many events they hold.
+    public var eventCount: Int {
+        reduce(0) { $0 + $1.eventCount }
     }
 }
 
@@ -150,11 +181,12 @@ public struct LogRead: Sendable, Equatable {
         self.isCut = isCut
     }
 
-    /// The position after everything read: the last chatt read when cut, else the last tick whole; nil when the
+    /// The position after everything read: the last event read when cut, else the last tick whole; nil when the
     /// read found no tick at all.
     public var end: LogPosition? {
         guard let last = ticks.last else { return nil }
-        guard isCut, let chatt = last.chatts.last else { return last.tick.position() }
-        return last.tick.position(through: chatt.sequence)
+        let sequences = [last.chatts.last?.sequence, last.removals.last?.sequence].compactMap { $0 }
+        guard isCut, let sequence = sequences.max() else { return last.tick.position() }
+        return last.tick.position(through: sequence)
     }
 }

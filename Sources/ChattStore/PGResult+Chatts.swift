@@ -27,16 +27,22 @@ extension PGResult {
         return chatts
     }
 
-    /// The ticks of `TickColumns`, each with the chatts beside it, in the result's order: a row whose `seq` is NULL is
-    /// a tick with none.
+    /// The ticks of `TickColumns`, each with the events beside it, in the result's order (migrations/0007's
+    /// `chatts_events`): a row whose `removed` is true is a removal, and one whose `seq` is NULL a tick with no event.
     func tickChatts() throws(StoreError) -> [TickChatts] {
         let columns = try ChattColumnIndexes(self)
         let ticks = try TickColumnIndexes(self)
+        let removed = try columnIndex(named: "removed")
+        let chattSeq = try columnIndex(named: "chatt_seq")
         var read: [TickChatts] = []
         for row in 0..<rowCount {
             let tick = try ticks.tick(in: self, row: row)
             if read.last?.tick != tick { read.append(TickChatts(tick: tick, chatts: [])) }
-            if let chatt = try columns.chatt(in: self, row: row) { read[read.count - 1].chatts.append(chatt) }
+            if string(row: row, column: removed) == "t" {
+                read[read.count - 1].removals.append(try columns.removal(in: self, row: row, chattSeq: chattSeq))
+            } else if let chatt = try columns.chatt(in: self, row: row) {
+                read[read.count - 1].chatts.append(chatt)
+            }
         }
         return read
     }
@@ -47,7 +53,7 @@ extension PGResult {
         return try TickColumnIndexes(self).tick(in: self, row: 0)
     }
 
-    /// The newest tick, which every row of `chatts_log_after` names (its `newest_` columns).
+    /// The newest tick, which every row of `chatts_events_after` names (its `newest_` columns).
     func newestTick() throws(StoreError) -> LogTick {
         guard rowCount >= 1 else { throw StoreError(.decodingFailed(column: "newest_tick")) }
         return try TickColumnIndexes(self, prefix: "newest_").tick(in: self, row: 0)
@@ -75,13 +81,30 @@ private struct ChattColumnIndexes {
     /// The chatt in `row`; nil when its `seq` is NULL.
     func chatt(in result: PGResult, row: Int) throws(StoreError) -> SequencedChatt? {
         guard let text = result.string(row: row, column: seq) else { return nil }
-        guard let sequence = Int64(text) else { throw StoreError(.decodingFailed(column: "seq")) }
+        let sequence = try Self.integer(text, "seq")
         return SequencedChatt(sequence: sequence, chatt: StoredChatt(
             name: try result.requiredString(row: row, column: name, name: "name"),
             message: try result.requiredString(row: row, column: message, name: "message"),
             id: try result.requiredString(row: row, column: id, name: "id"),
             timestamp: try result.requiredString(row: row, column: timestamp, name: "timestamp"),
             geodata: result.string(row: row, column: geodata)))
+    }
+
+    /// The removal in `row`: its own `seq`, and the chatt's id, `timestamp` and sequence number (`chattSeq`).
+    func removal(in result: PGResult, row: Int, chattSeq: Int) throws(StoreError) -> RemovedChatt {
+        let sequence = try Self.integer(try result.requiredString(row: row, column: seq, name: "seq"), "seq")
+        let chattSequence = try Self.integer(
+            try result.requiredString(row: row, column: chattSeq, name: "chatt_seq"), "chatt_seq")
+        return RemovedChatt(
+            sequence: sequence, id: try result.requiredString(row: row, column: id, name: "id"),
+            position: FeedPosition(
+                timestamp: try result.requiredString(row: row, column: timestamp, name: "timestamp"),
+                sequence: chattSequence))
+    }
+
+    private static func integer(_ text: String, _ column: String) throws(StoreError) -> Int64 {
+        guard let value = Int64(text) else { throw StoreError(.decodingFailed(column: column)) }
+        return value
     }
 }
 

@@ -15,7 +15,7 @@ extension PostgresChattRepository {
     }
 
     /// The tick and the log after `position` in one statement, so one round trip and one plan the server keeps
-    /// (it is PL/pgSQL's): `chatts_log_after`.
+    /// (it is PL/pgSQL's): `chatts_events_after`.
     public func tickAndRead(
         after position: LogPosition?, limit: Int, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> (newest: LogTick, read: LogRead) {
@@ -82,6 +82,41 @@ extension PostgresChattRepository {
             }
         } catch {
             throw error.repositoryError(during: "snapshot")
+        }
+    }
+
+    /// `chatts_remove` (migrations/0007); its commit is told to the commit observers like a batch's.
+    public func remove(
+        id: String, by moderator: String, reason: String, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Bool {
+        do {
+            let removed = try await pool.withSession(before: deadline) { session throws(StoreError) in
+                try await session.query(Self.removeSQL, [id, moderator, reason]).string(row: 0, column: 0) == "t"
+            }
+            if removed {
+                for observer in commitObservers.withLock({ $0 }) { observer() }
+            }
+            return removed
+        } catch {
+            throw error.repositoryError(during: "remove")
+        }
+    }
+
+    /// The removed chatt's place, from its record in `chatts_removals` (migrations/0007).
+    public func removedPlace(
+        of id: String, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> FeedPosition? {
+        do {
+            return try await pool.withSession(before: deadline) { session throws(StoreError) in
+                let result = try await session.query(Self.removedPlaceSQL, [id])
+                guard result.rowCount == 1 else { return nil }
+                guard let timestamp = result.string(row: 0, column: 0),
+                    let sequence = result.string(row: 0, column: 1).flatMap({ Int64($0) })
+                else { throw StoreError(.decodingFailed(column: "chatt_seq")) }
+                return FeedPosition(timestamp: timestamp, sequence: sequence)
+            }
+        } catch {
+            throw error.repositoryError(during: "removed place")
         }
     }
 

@@ -1,10 +1,13 @@
 import ChattModel
+import Locking
 
 /// Stores chatts in PostgreSQL's `chatts` table through a connection pool, and reads what changed from the change
 /// log of migrations/0006.
 public final class PostgresChattRepository: ChattRepository {
     let pool: PGConnectionPool
     private let batcher: InsertBatcher
+    /// Told of each batch the batcher commits, and of each removal.
+    let commitObservers = Locked<[@Sendable () -> Void]>([])
 
     /// Names this repository's process in the announcements of the ticks it makes (migrations/0006); give it to the
     /// change listener of the same process, whose change log has read those ticks already.
@@ -30,6 +33,7 @@ public final class PostgresChattRepository: ChattRepository {
 
     /// The batcher tells `observer` of each batch on the store's loop, before answering its posts.
     public func observeCommits(_ observer: @escaping @Sendable () -> Void) {
+        commitObservers.withLock { $0.append(observer) }
         batcher.observeCommits(observer)
     }
 
@@ -37,14 +41,16 @@ public final class PostgresChattRepository: ChattRepository {
     // server parses each once per connection (psql: 0.78 ms a read of the log sent as text, 0.24 ms prepared).
     static let tickStatement = PreparedStatement(
         name: "chatts_tick", sql: "SELECT \(TickColumns.list) FROM chatts_tick($1) AS chatts_ticks")
-    /// A tick and the log after a position, in one statement (migrations/0006): the reader's every flight.
+    /// A tick and the log after a position, in one statement (migrations/0007): the reader's every flight.
     static let tickAndReadStatement = PreparedStatement(
-        name: "chatts_log_after", sql: "SELECT * FROM chatts_log_after($1::bigint, $2::bigint, $3::integer, $4)")
+        name: "chatts_events_after",
+        sql: "SELECT * FROM chatts_events_after($1::bigint, $2::bigint, $3::integer, $4)")
 
-    /// The log from a position's tick on (migrations/0006's `chatts_log`): every tick from it, each with its chatts
-    /// after the position, in (tick, seq) order; a tick with none left gives one row of NULL chatt columns.
+    /// The log from a position's tick on (migrations/0007's `chatts_events`): every tick from it, each with its
+    /// chatts posted and removed after the position, in (tick, seq) order; a tick with none left gives one row of
+    /// NULL event columns.
     static let logStatement = PreparedStatement(
-        name: "chatts_log", sql: "SELECT * FROM chatts_log($1::bigint, $2::bigint, $3::integer)")
+        name: "chatts_events", sql: "SELECT * FROM chatts_events($1::bigint, $2::bigint, $3::integer)")
 
     /// Repeatable read, so that the tick and the cursor read one snapshot: the transaction's, which sees every chatt
     /// the tick's snapshot saw.
@@ -65,4 +71,10 @@ public final class PostgresChattRepository: ChattRepository {
     static let rollbackSQL = "ROLLBACK"
 
     static let pingSQL = "SELECT 1"
+    /// migrations/0007's removal, recorded with who and why, in a transaction of its own.
+    static let removeSQL = "SELECT chatts_remove($1::uuid, $2, $3)"
+    static let removedPlaceSQL = """
+        SELECT to_char(chatt_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), chatt_seq
+        FROM chatts_removals WHERE id = $1::uuid ORDER BY seq LIMIT 1
+        """
 }

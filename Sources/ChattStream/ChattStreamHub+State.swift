@@ -39,20 +39,23 @@ extension ChattStreamHub.State {
         return wakes
     }
 
-    /// Appends the events of `slice` (and a marker for each tick it brings that has no chatt) and moves the stream
-    /// to its end; the subscribers to wake.
+    /// Appends the events of `slice` (and a marker for each tick it brings that has none) and moves the stream to
+    /// its end; the subscribers to wake.
     mutating func append(_ slice: LogSlice, at now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
         position = slice.end
         // With nobody subscribed, the events are encoded only when someone is (most stretches then never are).
         let deferred = subscribers.isEmpty
         var entries: [EventLog.Entry] = []
         for tick in slice.ticks {
-            if tick.chatts.isEmpty, tick.tick.tick != slice.start.tick {
+            if tick.isEmpty, tick.tick.tick != slice.start.tick {
                 entries.append(.marker(tick.tick.position()))
             }
-            for chatt in tick.chatts {
-                let at = tick.tick.position(through: chatt.sequence)
-                entries.append(.event(chatt.chatt, at: at, deferred: deferred))
+            for event in tick.events {
+                let at = tick.tick.position(through: event.sequence)
+                switch event {
+                case .posted(let chatt): entries.append(.event(chatt.chatt, at: at, deferred: deferred))
+                case .removed(let removal): entries.append(.removal(removal.id, at: at))
+                }
             }
         }
         return appendEntries(entries, at: now)

@@ -50,7 +50,7 @@ extension ChattStreamHub {
         let epoch = state.withLock { $0.epoch }
         // Invariant: a read whose first tick is the position's has an end.
         guard let first = read.ticks.first, first.tick.isTick(of: position), !read.isCut, let end = read.end,
-            read.ticks.allSatisfy({ $0.tick.epoch == epoch }), read.ticks.chatts.count <= readLimit
+            read.ticks.allSatisfy({ $0.tick.epoch == epoch }), read.ticks.eventCount <= readLimit
         else { return resetSubscription(kind) }
         return state.withLock { state in
             // The read reaches at least where the hub stood before it; the hub may have moved on since.
@@ -59,8 +59,8 @@ extension ChattStreamHub {
             let cursor = meetsLog ? state.log.serial(after: end) : state.log.endSerial
             guard let cursor else { return resetSubscription(kind) }
             var backlog: [UInt8] = []
-            for (at, chatt) in read.ticks.events where meetsLog || current.holds(tick: at.tick, seq: at.seq) {
-                backlog += StreamEvent.chatt(chatt.chatt, at: at, kind: kind)
+            for (at, event) in read.ticks.events where meetsLog || current.holds(tick: at.tick, seq: at.seq) {
+                backlog += StreamEvent.event(event, at: at, kind: kind)
             }
             return StreamSubscription(
                 hub: self, kind: kind, cursor: cursor, backlog: HTTPBody(backlog), resetDue: false)

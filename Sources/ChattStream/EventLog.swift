@@ -29,6 +29,12 @@ struct EventLog {
             return entry
         }
 
+        /// The event of the removal of the chatt `id` at `position`: the same bytes in both feeds.
+        static func removal(_ id: String, at position: LogPosition) -> Entry {
+            let bytes = StreamEvent.removal(id, at: position)
+            return Entry(position: position, maps: bytes, chatts: bytes)
+        }
+
         var isEncoded: Bool { unencoded == nil }
 
         mutating func encode() {

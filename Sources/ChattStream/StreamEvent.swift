@@ -1,5 +1,6 @@
 import ChattFeed
 import ChattModel
+import JSON
 
 /// The bytes of a feed stream (the WHATWG HTML standard's server-sent events): one event per chatt, a comment as
 /// the heartbeat, and the reset event. Each event has one `data:` line, because a client reading the stream line by
@@ -15,6 +16,23 @@ enum StreamEvent {
     static func chatt(_ chatt: StoredChatt, at position: LogPosition) -> (maps: [UInt8], chatts: [UInt8]) {
         let head = head(position)
         return (event(chatt, head: head, kind: .maps), event(chatt, head: head, kind: .chatts))
+    }
+
+    /// `event: delete`, `id:` and the position that holds the removal, then `data:` and the chatt's id as a JSON
+    /// string (docs/API.md), then the blank line: the same in both feeds.
+    static func removal(_ id: String, at position: LogPosition) -> [UInt8] {
+        var bytes = Array("event: delete\nid: \(position)\ndata: ".utf8)
+        JSONString.append(id, to: &bytes)
+        bytes.append(contentsOf: [UInt8(ascii: "\n"), UInt8(ascii: "\n")])
+        return bytes
+    }
+
+    /// A log event of `kind`'s stream at `position`.
+    static func event(_ event: LogEvent, at position: LogPosition, kind: ChattFeed.Kind) -> [UInt8] {
+        switch event {
+        case .posted(let posted): chatt(posted.chatt, at: position, kind: kind)
+        case .removed(let removed): removal(removed.id, at: position)
+        }
     }
 
     /// About the bytes of the chatt's event in either feed (exact unless its strings need escaping).

@@ -9,9 +9,10 @@ import Logging
 extension Chatterd {
     /// The server with chatterd's routes, metrics and logging over `feed` and its `streams` (tests give it a
     /// repository in memory, and may leave the streams out); exits if the certificate or key is unusable.
-    /// `poolStats` feeds the pool gauges of `/metrics`.
+    /// `poolStats` feeds the pool gauges of `/metrics`; `moderators` gives the tokens in force for removals.
     static func makeServer(
         _ options: ServeOptions, feed: ChattFeed, streams: ChattStreamHub? = nil,
+        moderators: (@Sendable () -> AdminTokens)? = nil,
         poolStats: @escaping @Sendable () -> PGConnectionPool.Stats, logger: Logger
     ) -> Server {
         let metrics = RequestMetrics()
@@ -28,7 +29,7 @@ extension Chatterd {
         }, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
         }, mapPage: makeMapPage(options, logger: logger), staleFeedServed: { observer.staleFeedServed($1, for: $0) },
-            streams: streams)
+            streams: streams, moderators: moderators)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {
             return try Server(

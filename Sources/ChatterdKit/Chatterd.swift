@@ -78,7 +78,11 @@ public enum Chatterd {
         let feed = ChattFeed(
             repository: repository, log: log, strict: options.strictFeeds,
             staleIfError: .seconds(options.staleIfErrorSeconds), fullReadEnded: returnFreedMemory)
-        let server = makeServer(options, feed: feed, streams: streams, poolStats: { pool.stats }, logger: logger)
+        let adminTokens = loadAdminTokens(options, logger: logger)
+        var moderators: (@Sendable () -> AdminTokens)?
+        if let adminTokens { moderators = { adminTokens.current } }
+        let server = makeServer(
+            options, feed: feed, streams: streams, moderators: moderators, poolStats: { pool.stats }, logger: logger)
         do {
             // Not through the pool: its URL may be a transaction-mode pooler, which cannot hold the migration lock.
             let applied = try Migrator.migrate(conninfo: options.directConninfo, directory: options.migrationsDirectory)
@@ -109,7 +113,10 @@ public enum Chatterd {
         ])
         let certificates = CertificateWatch(server: server, logger: logger)
         certificates.start()
-        let signals = SignalWatcher(logger: logger, onReload: { certificates.reload() }) {
+        let signals = SignalWatcher(logger: logger, onReload: {
+            certificates.reload()
+            adminTokens?.reload(logger: logger)
+        }) {
             server.shutdown(deadlineSeconds: options.drainSeconds) {
                 stopping.withLock { $0 = true }
                 listener.stop()
@@ -120,6 +127,16 @@ public enum Chatterd {
             }
         }
         withExtendedLifetime((signals, certificates, streamTicks)) { dispatchMain() }
+    }
+
+    /// The moderators' token file, when one is configured; exits if it cannot be used.
+    static func loadAdminTokens(_ options: ServeOptions, logger: Logger) -> AdminTokenFile? {
+        guard let path = options.adminTokenFile else { return nil }
+        do {
+            return try AdminTokenFile(path: path)
+        } catch {
+            fail(logger, "admin token file: \(error)", status: 1)
+        }
     }
 
     /// Says once, at start-up, when the pool's server is a pooler that refuses chatterd's `options` (PgBouncer's stock

@@ -65,6 +65,8 @@ struct ServeOptions: CommandOptions {
     var streamMaxUnsentBytes = 1 << 20
     /// Where Leaflet's files for `/map` are read from at start-up.
     var leafletDirectory = MapPage.defaultLeafletDirectory
+    /// The moderators' `name:token` lines for `DELETE /chatts/<id>`; nil answers every removal 403.
+    var adminTokenFile: String?
     var log = LogOptions()
 
     static let command = "serve"
@@ -97,6 +99,9 @@ struct ServeOptions: CommandOptions {
             .text(
                 "--leaflet-dir", "DIR", "Leaflet's files for the /map page, read at start-up (Debian's "
                     + "\(MapPage.leafletPackage)); without them /map answers 503", \.leafletDirectory),
+            .text(
+                "--admin-token-file", "FILE", "moderators' name:token lines for DELETE /chatts/<id>, readable by "
+                    + "its owner only, reloaded on SIGHUP", \.adminTokenFile, fallback: "removals are refused (403)"),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

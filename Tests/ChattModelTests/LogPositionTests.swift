@@ -72,4 +72,24 @@ import Testing
         #expect(LogRead(ticks: [TickChatts(tick: tick, chatts: [])], isCut: true).end == tick.position())
         #expect(LogRead(ticks: [], isCut: false).end == nil)
     }
+
+    @Test func aTicksPostsAndRemovalsGoTogetherBySequenceAndACutReadEndsAtTheLastOfEither() {
+        func chatt(_ sequence: Int64) -> SequencedChatt {
+            SequencedChatt(sequence: sequence, chatt: StoredChatt(
+                name: "n", message: "m", id: "c\(sequence)", timestamp: "2026-01-01T00:00:00.000000Z", geodata: nil))
+        }
+        func removal(_ sequence: Int64) -> RemovedChatt {
+            RemovedChatt(sequence: sequence, id: "r\(sequence)", position: FeedPosition(timestamp: "t", sequence: 1))
+        }
+        let tick = LogTick(tick: 4, token: 0xa, epoch: 1)
+        let held = TickChatts(tick: tick, chatts: [chatt(2), chatt(5)], removals: [removal(3), removal(7)])
+        #expect(held.events.map(\.sequence) == [2, 3, 5, 7])
+        #expect(held.events[1] == .removed(removal(3)))
+        #expect(held.through(tick.position(through: 4)) == TickChatts(tick: tick, chatts: [chatt(2)], removals: [removal(3)]))
+        #expect([held].events.map(\.position) == [2, 3, 5, 7].map { tick.position(through: $0) })
+        #expect(LogRead(ticks: [held], isCut: true).end == tick.position(through: 7))
+        let cutAtAChatt = TickChatts(tick: tick, chatts: [chatt(8)], removals: [removal(3)])
+        #expect(LogRead(ticks: [cutAtAChatt], isCut: true).end == tick.position(through: 8))
+        #expect(TickChatts(tick: tick, chatts: [], removals: [removal(3)]).isEmpty == false)
+    }
 }

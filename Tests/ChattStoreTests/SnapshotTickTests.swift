@@ -58,9 +58,9 @@ extension DatabaseTests {
                 let psql = try TestDatabase.plainConnection(database.conninfo())
                 _ = try psql.query("BEGIN")
                 let tick = try psql.query(
-                    "SELECT tick FROM chatts_log_after($1::bigint, $2::bigint, 100)",
+                    "SELECT tick FROM chatts_events_after($1::bigint, $2::bigint, 100)",
                     [String(before.tick), String(LogPosition.wholeTick)])
-                _ = try psql.query("SELECT * FROM chatts_log($1::bigint, $2::bigint, 100)", [String(before.tick), "0"])
+                _ = try psql.query("SELECT * FROM chatts_events($1::bigint, $2::bigint, 100)", [String(before.tick), "0"])
                 // This transaction's own counts, before they are flushed to the server's statistics.
                 let scans = try psql.query("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'chatts'")
                 _ = try psql.query("COMMIT")
@@ -86,7 +86,7 @@ extension DatabaseTests {
             }
         }
 
-        @Test func everyEditMovesTheEpochAtItsCommitAndOnlyEdits() async throws {
+        @Test func everyEditMovesTheEpochAtItsCommitAndNeitherPostsNorRemovalsDo() async throws {
             try await withRepository { repository, database throws in
                 func epoch() async throws -> Int64 { try await repository.tick(before: .soon).epoch }
                 let start = try await epoch()
@@ -96,23 +96,65 @@ extension DatabaseTests {
                 _ = try database.column("UPDATE chatts SET message = 'edited' WHERE message = 'a'")
                 #expect(try await epoch() == start + 1)
                 _ = try database.column("DELETE FROM chatts WHERE message = 'b'")
-                #expect(try await epoch() == start + 2)
+                #expect(try await epoch() == start + 1, "a removal is an event of the log")
                 _ = try database.column("TRUNCATE chatts")
-                #expect(try await epoch() == start + 3)
+                #expect(try await epoch() == start + 2)
                 // An open edit holds up no post; it moves the epoch once, at its commit, however many rows it
                 // edits, and a transaction's edits of its own new rows, which nobody saw, move nothing.
                 try await repository.add(NewChatt(name: "n", message: "c"))
                 try await repository.add(NewChatt(name: "n", message: "d"))
                 let psql = try TestDatabase.plainConnection(database.conninfo())
                 _ = try psql.query("BEGIN")
-                _ = try psql.query("DELETE FROM chatts WHERE message IN ('c', 'd')")
+                _ = try psql.query("UPDATE chatts SET message = message || '!' WHERE message IN ('c', 'd')")
                 _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'mine')")
                 _ = try psql.query("UPDATE chatts SET message = 'mine, edited' WHERE name = 'psql'")
                 try await repository.add(NewChatt(name: "n", message: "while it is open"))
-                #expect(try await epoch() == start + 3)
+                #expect(try await epoch() == start + 2)
                 _ = try psql.query("COMMIT")
-                #expect(try await epoch() == start + 4)
-                #expect(try await repository.all().map(\.message) == ["mine, edited", "while it is open"])
+                #expect(try await epoch() == start + 3)
+                #expect(try await repository.all().map(\.message) == ["c!", "d!", "mine, edited", "while it is open"])
+            }
+        }
+
+        @Test func aRemovalIsAnEventOfTheFirstTickAfterItsCommitWhoeverMadeItAndItsRecordSaysWhoAndWhy() async throws {
+            try await withRepository { repository, database throws in
+                for message in ["kept", "removed in psql", "removed by a moderator"] {
+                    try await repository.add(NewChatt(name: "n", message: message))
+                }
+                let stored = try await repository.all()
+                let first = try await repository.tick(before: .soon)
+                let psql = try TestDatabase.plainConnection(database.conninfo())
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("DELETE FROM chatts WHERE message = 'removed in psql'")
+                // Open across a post and a tick: the removal waits for the first tick after its commit.
+                try await repository.add(NewChatt(name: "n", message: "posted meanwhile"))
+                let second = try await repository.tick(before: .soon)
+                _ = try psql.query("COMMIT")
+                let removed = try database.column(
+                    "SELECT chatts_remove(id, 'alice', 'spam') FROM chatts WHERE message = 'removed by a moderator'")
+                #expect(removed == ["t"])
+                #expect(try database.column("SELECT chatts_remove($1::uuid, 'alice', 'again')", [stored[2].id]) == ["f"])
+                // Posted and removed in one transaction: nobody saw it, so nothing to tell.
+                _ = try psql.query("BEGIN")
+                _ = try psql.query("INSERT INTO chatts (name, message) VALUES ('psql', 'never shown')")
+                _ = try psql.query("DELETE FROM chatts WHERE message = 'never shown'")
+                _ = try psql.query("COMMIT")
+                let third = try await repository.tick(before: .soon)
+                #expect(third.tick == second.tick + 1 && third.epoch == first.epoch)
+                let read = try await repository.log(after: first.position(), limit: 100, before: .soon)
+                #expect(read.ticks.map { $0.chatts.map(\.chatt.message) } == [[], ["posted meanwhile"], []])
+                let removals = read.ticks.dropFirst().map { $0.removals.map(\.id) }
+                #expect(removals == [[], [stored[1].id, stored[2].id]])
+                let removal = try #require(read.ticks.last?.removals.first)
+                #expect(removal.position.timestamp == stored[1].timestamp)
+                // A read cut within the tick ends at the last event read, removals included.
+                let cut = try await repository.log(after: second.position(), limit: 2, before: .soon)
+                #expect(cut.isCut && cut.end == third.position(through: removal.sequence))
+                let role = try #require(try database.column("SELECT session_user").first ?? nil)
+                let audit = try database.column(
+                    "SELECT id || ' ' || removed_by || ' ' || coalesce(reason, '-') FROM chatts_removals ORDER BY seq")
+                #expect(audit == ["\(stored[1].id) sql:\(role) -", "\(stored[2].id) alice spam"])
+                #expect(try await repository.all().map(\.message) == ["kept", "posted meanwhile"])
             }
         }
 

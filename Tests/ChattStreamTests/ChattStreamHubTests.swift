@@ -110,6 +110,37 @@ import TestSupport
         #expect(Self.drain(maps).text.isEmpty, "nothing twice")
     }
 
+    /// The removal event of the chatt the in-memory store numbered `serial`, at `id`.
+    static func removal(_ serial: Int, at id: String) -> String {
+        let chatt = "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(serial).count) + "\(serial)"
+        return "event: delete\nid: \(id)\ndata: \"\(chatt)\"\n\n"
+    }
+
+    @Test func aRemovalIsAnEventInLogOrderLiveAndOnAResumeFromTheStoreAndResetsNobody() async throws {
+        let hub = hub(capacity: 400)
+        try await settle()
+        try await post("a", "b")
+        let live = try await hub.subscribe(.maps, after: nil, before: Self.far)
+        live.open(wake: {})
+        // Tick 4: chatt 3 committed elsewhere, then chatt 1's removal (numbered 4).
+        commitElsewhere("c")
+        #expect(store.remove(id: "00000000-0000-4000-8000-000000000001"))
+        try await settle()
+        let sent = Self.drain(live).text
+        #expect(Self.ids(sent) == [Self.id(4, 3), Self.id(4, 4)])
+        #expect(sent.hasSuffix("\n\n" + Self.removal(1, at: Self.id(4, 4))))
+        try await post("d", "e", "f")
+        #expect(Self.ids(Self.drain(live).text) == [Self.id(5, 5), Self.id(6, 6), Self.id(7, 7)])
+        // Tick 4 fell off the log: a client resuming from tick 3 gets it from the store, the removal in its place.
+        #expect(hub.state.withLock { $0.log.coveredFrom.tick } >= 4)
+        let resumed = try await hub.subscribe(.chatts, after: .position(Self.position(3, 2)), before: Self.far)
+        resumed.open(wake: {})
+        let again = Self.drain(resumed).text
+        #expect(Self.ids(again) == [Self.id(4, 3), Self.id(4, 4), Self.id(5, 5), Self.id(6, 6), Self.id(7, 7)])
+        #expect(again.contains("\n\n" + Self.removal(1, at: Self.id(4, 4)) + "id: \(Self.id(5, 5))\n"))
+        #expect(!sent.contains("reset") && !again.contains("reset"))
+    }
+
     @Test func aResumeWithinTheLogGetsExactlyTheLaterChattsAndOneFromFurtherBackReadsTheStoreFirst() async throws {
         let hub = hub(capacity: 500)
         try await settle()

@@ -23,7 +23,7 @@ def kind_of(path: str) -> str:
     return "maps" if path.startswith("/getmaps") else "chatts"
 
 
-# A position of the store's change log (migrations/0006): `tick.token` for a whole tick, `tick.token.seq` within one.
+# A position of the store's change log (migrations/0006 and 0007): `tick.token` for a whole tick, `tick.token.seq` within one.
 POSITION = re.compile(r"^[0-9]{1,18}\.[0-9a-f]{1,16}(\.[0-9]{1,18})?$")
 WHOLE_TICK = 2**63 - 1
 
@@ -41,12 +41,14 @@ def store_position(url: str) -> str:
 
 
 def log_ids(url: str, after: str) -> list[str]:
-    """The ids the store's change log gives the chatts after position `after`, in its order: tick by tick, by seq
-    within a tick. What every stream resuming from `after` must send, once the store has ticked."""
+    """The ids the store's change log gives the events after position `after` (chatts posted and removed), in its
+    order: tick by tick, by seq within a tick. What every stream resuming from `after` must send, once the store has
+    ticked."""
     tick, _, seq = parse_position(after)
-    rows = psql(url, """SELECT t.tick || '.' || to_hex(t.token) || '.' || c.seq FROM chatts_ticks t
-                        JOIN chatts c ON c.xid = ANY (t.xids)
-                        WHERE (t.tick, c.seq) > (:'tick'::bigint, :'seq'::bigint) ORDER BY t.tick, c.seq;""",
+    rows = psql(url, """SELECT t.tick || '.' || to_hex(t.token) || '.' || e.seq FROM chatts_ticks t
+                        JOIN (SELECT xid, seq FROM chatts UNION ALL SELECT xid, seq FROM chatts_removals) e
+                          ON e.xid = ANY (t.xids)
+                        WHERE (t.tick, e.seq) > (:'tick'::bigint, :'seq'::bigint) ORDER BY t.tick, e.seq;""",
                 {"tick": str(tick), "seq": str(seq)})
     return rows.split()
 

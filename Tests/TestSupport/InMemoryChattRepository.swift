@@ -1,9 +1,9 @@
 import ChattModel
 import Locking
 
-/// A test repository that keeps chatts in memory with a change log like migrations/0006's: a stored chatt waits
-/// for the next tick, which takes every chatt stored since the one before (and the epoch, which an edit moves). It
-/// can be told to fail every call with a given error.
+/// A test repository that keeps chatts in memory with a change log like migrations/0007's: a stored or removed
+/// chatt waits for the next tick, which takes every chatt stored or removed since the one before (and the epoch,
+/// which an edit moves). It can be told to fail every call with a given error.
 public final class InMemoryChattRepository: ChattRepository {
     private struct Row {
         var chatt: SequencedChatt
@@ -14,6 +14,9 @@ public final class InMemoryChattRepository: ChattRepository {
     private struct State {
         /// In feed order.
         var rows: [Row] = []
+        /// In the order they were made, each with the tick that holds it (nil until one does).
+        var removals: [(removal: RemovedChatt, tick: Int64?)] = []
+        var removedBy: [(moderator: String, reason: String)] = []
         var lastSequence: Int64 = 0
         var ticks: [LogTick] = []
         var epoch: Int64 = 1
@@ -105,6 +108,48 @@ public final class InMemoryChattRepository: ChattRepository {
         return row
     }
 
+    /// Removes the chatt with `id`, as another writer's `DELETE` would: its removal waits for the next tick, and
+    /// nobody is told. False when no chatt has that id.
+    @discardableResult
+    public func remove(id: String) -> Bool {
+        state.withLock { state in
+            guard let index = state.rows.firstIndex(where: { $0.chatt.chatt.id == id }) else { return false }
+            let removed = state.rows.remove(at: index).chatt
+            state.lastSequence += 1
+            let removal = RemovedChatt(sequence: state.lastSequence, id: id, position: removed.position)
+            state.removals.append((removal, nil))
+            return true
+        }
+    }
+
+    /// Removes the chatt with `id` as a batch of its own: the observers are told, then the call returns.
+    public func remove(
+        id: String, by moderator: String, reason: String, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Bool {
+        let observers = try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            return state.observers
+        }
+        guard remove(id: id) else { return false }
+        state.withLock { $0.removedBy.append((moderator, reason)) }
+        for observer in observers { observer() }
+        return true
+    }
+
+    public func removedPlace(
+        of id: String, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> FeedPosition? {
+        try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            return state.removals.first { $0.removal.id == id }?.removal.position
+        }
+    }
+
+    /// Who removed chatts through `remove(id:by:reason:before:)`, and why, in order.
+    public var removers: [(moderator: String, reason: String)] {
+        state.withLock { $0.removedBy }
+    }
+
     /// An operator's edit: the next tick is of a new epoch, as an UPDATE's would be.
     public func edit() {
         state.withLock { $0.epoch += 1 }
@@ -118,6 +163,9 @@ public final class InMemoryChattRepository: ChattRepository {
             for index in state.rows.indices where (state.rows[index].tick ?? 0) > number {
                 state.rows[index].tick = nil
             }
+            for index in state.removals.indices where (state.removals[index].tick ?? 0) > number {
+                state.removals[index].tick = nil
+            }
             state.restores += 1
         }
     }
@@ -129,10 +177,12 @@ public final class InMemoryChattRepository: ChattRepository {
             // Invariant: the store always has its first tick.
             let last = state.ticks.last!
             let fresh = state.rows.indices.filter { state.rows[$0].tick == nil }
-            guard !fresh.isEmpty || state.epoch != last.epoch else { return last }
+            let removed = state.removals.indices.filter { state.removals[$0].tick == nil }
+            guard !fresh.isEmpty || !removed.isEmpty || state.epoch != last.epoch else { return last }
             let number = last.tick + 1
             let tick = LogTick(tick: number, token: Self.token(of: number) &+ state.restores, epoch: state.epoch)
             for index in fresh { state.rows[index].tick = tick.tick }
+            for index in removed { state.removals[index].tick = tick.tick }
             state.ticks.append(tick)
             return tick
         }
@@ -148,13 +198,17 @@ public final class InMemoryChattRepository: ChattRepository {
             var rows = 0
             for tick in state.ticks where tick.tick >= position.tick {
                 guard rows < limit else { return LogRead(ticks: ticks, isCut: true) }
-                let chatts = state.rows.filter { row in
-                    row.tick == tick.tick && (tick.tick > position.tick || row.chatt.sequence > position.seq)
-                }.map(\.chatt).sorted { $0.sequence < $1.sequence }
-                let taken = Array(chatts.prefix(max(1, limit - rows)))
-                ticks.append(TickChatts(tick: tick, chatts: chatts.isEmpty ? [] : taken))
+                let after = { (sequence: Int64) in tick.tick > position.tick || sequence > position.seq }
+                let chatts = state.rows.filter { $0.tick == tick.tick && after($0.chatt.sequence) }.map(\.chatt)
+                let removals = state.removals.filter { $0.tick == tick.tick && after($0.removal.sequence) }
+                let all = TickChatts(tick: tick, chatts: chatts.sorted { $0.sequence < $1.sequence },
+                    removals: removals.map(\.removal))
+                let events = all.events
+                let taken = events.prefix(max(1, limit - rows))
+                let last = taken.last?.sequence ?? .max
+                ticks.append(all.through(tick.position(through: last)))
                 rows += max(1, taken.count)
-                if taken.count < chatts.count { return LogRead(ticks: ticks, isCut: true) }
+                if taken.count < events.count { return LogRead(ticks: ticks, isCut: true) }
             }
             return LogRead(ticks: ticks, isCut: rows >= limit)
         }
