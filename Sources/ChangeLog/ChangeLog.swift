@@ -14,6 +14,11 @@ import TaskExecution
 /// flight that reads the last of them (`caughtUp`), not for those that notices and checks ask for; one that must see
 /// everything committed anywhere before it asks for a flight of its own (`synced`).
 ///
+/// A process nobody uses reads other processes' ticks only when someone asks: while no follower waits for every
+/// change (`LogFollower.followsLive`) and no reader has asked for `idleAfter`, an announced tick is only noted, and
+/// the next reader's flight reads it (`isCaughtUp` is false meanwhile). With several processes on one store, an
+/// idle one then costs the store nothing per tick.
+///
 /// The log starts over (`LogChange.restarted`) where it cannot follow: at its first flight, when the store's epoch
 /// moved (an edit), and when the store no longer has the tick the log stands at (a store restored from a backup, a
 /// standby promoted without the last ticks, or ticks pruned while the log could not read): never by skipping.
@@ -24,23 +29,42 @@ public final class ChangeLog: Sendable {
     private let flights: SingleFlight<Outcome>
     /// The flight that reads this process's last commit.
     private let lastCommit = Locked<SingleFlight<Outcome>.Ticket?>(nil)
+    /// Another process's tick was announced while idle, and no flight has begun since.
+    private let unreadTicks: Locked<Bool>
+    private let idleAfter: Duration
+    private let now: @Sendable () -> ContinuousClock.Instant
+    /// When a reader last asked the log (`isCaughtUp`, `caughtUp`, `synced`).
+    private let lastAsked: Locked<ContinuousClock.Instant>
 
     /// The answer to a reader whose deadline passed before the log had read what it waits for.
     public static let outOfTime = RepositoryError.unavailable("change log: no answer from the store in time")
 
     /// The log of `repository`, not yet read. Each flight reads at most `pageSize` rows a query, each query given
     /// `patience`; a start also reads the last `backfillTicks` ticks before the newest, for followers that keep
-    /// recent chatts. Flights start at least `spacing` apart (`FlightSpacing`).
+    /// recent chatts. Flights start at least `spacing` apart (`FlightSpacing`). `bigReadEnded` is told after a
+    /// flight that brought `bigRead` events or more (another writer's bulk load, or a bulk removal), once the
+    /// followers have taken them in: what they allocated on the way has been freed then. Announced ticks wait for a
+    /// reader after `idleAfter` without one (see above), on the clock `now`.
     public init(
         repository: any ChattRepository, pageSize: Int = 1_000, backfillTicks: Int64 = 64,
-        patience: Duration = .seconds(7), spacing: Duration = .zero
+        patience: Duration = .seconds(7), spacing: Duration = .zero, bigRead: Int = 5_000,
+        idleAfter: Duration = .seconds(1), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        bigReadEnded: @escaping @Sendable () -> Void = {}
     ) {
         let reader = LogReader(
-            repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience)
+            repository: repository, pageSize: pageSize, backfillTicks: backfillTicks, patience: patience,
+            bigRead: bigRead, bigReadEnded: bigReadEnded)
         self.reader = reader
+        self.idleAfter = idleAfter
+        self.now = now
+        lastAsked = Locked(now())
+        let unreadTicks = Locked(false)
+        self.unreadTicks = unreadTicks
         let spacing = FlightSpacing(spacing)
         flights = SingleFlight {
             await spacing.waitForTurn()
+            // This flight reads every tick announced so far.
+            unreadTicks.withLock { $0 = false }
             return await reader.read()
         }
         repository.observeCommits { [reader, flights, lastCommit] in
@@ -62,8 +86,14 @@ public final class ChangeLog: Sendable {
         flights.ask()
     }
 
-    /// Another reader of the log made a tick (its announcement came): read the log.
+    /// Another reader of the log made a tick (its announcement came): read the log, or, while idle, note it for the
+    /// next reader.
     public func ticked() {
+        if !reader.followedLive, now() - lastAsked.withLock({ $0 }) >= idleAfter {
+            unreadTicks.withLock { $0 = true }
+            // A flight that began before the note may have missed the tick: the note stands for the next one.
+            return
+        }
         flights.ask()
     }
 
@@ -72,10 +102,17 @@ public final class ChangeLog: Sendable {
         noticed()
     }
 
-    /// Whether the followers have been told of every commit of this process, by a read that succeeded.
+    /// Whether the followers have been told of every commit of this process, and of every tick announced while idle,
+    /// by a read that succeeded.
     public var isCaughtUp: Bool {
-        guard case .success? = flights.landed() else { return false }
+        asked()
+        guard case .success? = flights.landed(), !unreadTicks.withLock({ $0 }) else { return false }
         return lastCommit.withLock { $0 }.map(flights.hasLanded) ?? true
+    }
+
+    private func asked() {
+        let time = now()
+        lastAsked.withLock { $0 = time }
     }
 
     /// Where the log stands; nil before its first read.
@@ -93,6 +130,8 @@ public final class ChangeLog: Sendable {
     /// writes); returns where the log stands then. A log never read, or whose last read failed, reads now.
     /// `.unavailable` when the store cannot be read, or not by `deadline`.
     public func caughtUp(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
+        asked()
+        if unreadTicks.withLock({ $0 }) { return try await outcome(of: flights.ask(), before: deadline) }
         if let ticket = lastCommit.withLock({ $0 }), !flights.hasLanded(ticket) {
             return try await outcome(of: ticket, before: deadline)
         }
@@ -104,6 +143,7 @@ public final class ChangeLog: Sendable {
     /// Ticks the store now and waits until the followers have been told what it holds: everything committed
     /// anywhere before this call.
     public func synced(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogPosition {
+        asked()
         reader.wantTick()
         return try await outcome(of: flights.ask(), before: deadline)
     }

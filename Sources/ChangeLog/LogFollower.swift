@@ -44,4 +44,11 @@ public protocol LogFollower: AnyObject, Sendable {
     /// Takes in `change`. The log waits for it before telling the next follower, or the next change; a follower
     /// may read the store meanwhile (at the log's position, which does not move until it returns).
     func follow(_ change: LogChange) async
+    /// Whether someone waits on this follower for every change as it commits (a stream subscriber): the log then
+    /// reads other processes' ticks as they are announced, even while no reader asks.
+    var followsLive: Bool { get }
+}
+
+extension LogFollower {
+    public var followsLive: Bool { false }
 }

@@ -19,13 +19,20 @@ final class LogReader: Sendable {
     private let pageSize: Int
     private let backfillTicks: Int64
     private let patience: Duration
+    private let bigRead: Int
+    private let bigReadEnded: @Sendable () -> Void
     private let state = Locked(State())
 
-    init(repository: any ChattRepository, pageSize: Int, backfillTicks: Int64, patience: Duration) {
+    init(
+        repository: any ChattRepository, pageSize: Int, backfillTicks: Int64, patience: Duration, bigRead: Int,
+        bigReadEnded: @escaping @Sendable () -> Void
+    ) {
         self.repository = repository
         self.pageSize = pageSize
         self.backfillTicks = backfillTicks
         self.patience = patience
+        self.bigRead = bigRead
+        self.bigReadEnded = bigReadEnded
     }
 
     func add(_ follower: any LogFollower) {
@@ -51,6 +58,11 @@ final class LogReader: Sendable {
         state.withLock { $0.restarts }
     }
 
+    /// Whether some follower waits for every change as it commits.
+    var followedLive: Bool {
+        state.withLock { $0.followers + $0.newcomers }.contains { $0.followsLive }
+    }
+
     /// One flight: where the log stands afterwards, or why the store could not be read. It ticks when asked to, and
     /// always at the start; else it only reads the log.
     func read() async -> ChangeLog.Outcome {
@@ -72,6 +84,8 @@ final class LogReader: Sendable {
                 return .success(try await restart(at: newest!))
             }
             try await welcomeNewcomers(at: LogTick(tick: position.tick, token: position.token, epoch: epoch), position)
+            var events = 0
+            defer { if events >= bigRead { bigReadEnded() } }
             while true {
                 // Invariant: a read that found any tick has an end.
                 guard let first = read.ticks.first, first.tick.isTick(of: position), let end = read.end else {
@@ -84,6 +98,7 @@ final class LogReader: Sendable {
                 if let moved = read.ticks.last(where: { $0.tick.epoch != epoch }) {
                     return .success(try await restart(at: moved.tick))
                 }
+                events += read.ticks.eventCount
                 if end != position { await tell(.advanced(LogSlice(start: position, ticks: read.ticks, end: end))) }
                 position = end
                 state.withLock { $0.position = end }

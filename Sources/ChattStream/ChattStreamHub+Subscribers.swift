@@ -17,7 +17,8 @@ extension ChattStreamHub {
         case .position(let resume): position = resume
         case .fromBeforeTicks: return resetSubscription(kind)
         }
-        if state.withLock({ $0.position == nil }) { _ = try await changes.caughtUp(before: deadline) }
+        // The log read at least once, and up to every tick announced: a process nobody used may have left them.
+        _ = try await changes.caughtUp(before: deadline)
         var synced = false
         while true {
             switch state.withLock({ $0.place(position) }) {

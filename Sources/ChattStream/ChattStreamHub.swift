@@ -62,6 +62,9 @@ public final class ChattStreamHub: LogFollower {
     /// Subscribers now, for /metrics.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
+    /// Someone subscribed waits for every change as it commits.
+    public var followsLive: Bool { state.withLock { !$0.subscribers.isEmpty } }
+
     // MARK: - Following the log
 
     public func follow(_ change: LogChange) async {

@@ -72,7 +72,7 @@ public enum Chatterd {
             conninfo: options.pooledConninfo, size: options.poolSize, preparesStatements: !options.poolMayBeAPooler)
         // The certificate and key are checked first: a configuration error should not wait on the database.
         let repository = PostgresChattRepository(pool: pool)
-        let log = ChangeLog(repository: repository, spacing: logFlightSpacing)
+        let log = ChangeLog(repository: repository, spacing: logFlightSpacing, bigReadEnded: returnFreedMemory)
         // The streams follow the log first: their work is moments, while the feeds may read the store in full.
         let streams = makeStreamHub(options, log: log, repository: repository)
         let feed = ChattFeed(
@@ -153,7 +153,8 @@ public enum Chatterd {
     /// After a full read the version it replaces is freed, once its last reader is done, in blocks too small to
     /// be unmapped: malloc keeps them in its heaps, and RSS would hold two feeds after another writer's bulk
     /// insert. A moment later (by when readers of the old version have usually finished), they go back to the
-    /// system (bench/RESULTS.md, "One way through the store").
+    /// system (bench/RESULTS.md, "One way through the store"). The same after the change log took in a big
+    /// stretch (48 000 rows of pgbench: 8 MB kept until trimmed; bench/RESULTS.md, "Change log by snapshot ticks").
     @Sendable static func returnFreedMemory() {
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { _ = malloc_trim(0) }
     }

@@ -85,6 +85,71 @@ import TestSupport
         #expect(slices.last?.end == end && end == store.newestTick.position())
     }
 
+    @Test func aFlightThatBringsABigStretchSaysSoOnceItsFollowersHaveItAndASmallOneDoesNot() async throws {
+        let ended = Locked<[Int]>([])
+        let recorder = recorder
+        let bigReadEnded: @Sendable () -> Void = {
+            let told = recorder.changes.withLock { $0.count }
+            ended.withLock { $0.append(told) }
+        }
+        let log = ChangeLog(repository: store, pageSize: 4, bigRead: 10, bigReadEnded: bigReadEnded)
+        log.follow(with: recorder)
+        _ = try await log.synced(before: Self.far)
+        for index in 0..<9 { commitElsewhere("small \(index)") }
+        _ = try await log.synced(before: Self.far)
+        #expect(ended.withLock { $0 }.isEmpty)
+        for index in 0..<10 { commitElsewhere("big \(index)") }
+        _ = try await log.synced(before: Self.far)
+        #expect(ended.withLock { $0 } == [recorder.changes.withLock { $0.count }], "once, after the last change")
+    }
+
+    /// A follower with someone waiting on it for every change: a stream hub with subscribers.
+    final class LiveFollower: LogFollower {
+        func follow(_ change: LogChange) async {}
+        var followsLive: Bool { true }
+    }
+
+    /// Another process commits `message` and ticks: its announcement is what comes next.
+    func tickedElsewhere(_ message: String) async throws {
+        commitElsewhere(message)
+        _ = try await store.tick(before: Self.far)
+    }
+
+    /// Waits until a flight asked for without a waiter has moved the log.
+    func waitForAMove(from position: LogPosition?, of log: ChangeLog) async {
+        while log.position == position { await Task.yield() }
+    }
+
+    @Test func anIdleProcessNotesAnnouncedTicksForItsNextReaderAndReadsThemAtOnceWhenInUse() async throws {
+        let clock = Locked(ContinuousClock.now)
+        let log = ChangeLog(repository: store, idleAfter: .seconds(1), now: { clock.withLock { $0 } })
+        log.follow(with: recorder)
+        _ = try await log.synced(before: Self.far)
+        clock.withLock { $0 += .seconds(2) }
+        try await tickedElsewhere("a")
+        let reads = store.logReads
+        recorder.forget()
+        log.ticked()
+        #expect(store.logReads == reads && recorder.told.isEmpty, "idle: noted, not read")
+        #expect(!log.isCaughtUp, "a reader is not served what the note stands for")
+        _ = try await log.caughtUp(before: Self.far)
+        #expect(recorder.told == ["advanced [\"a\"]", "settled"] && log.isCaughtUp)
+        // Asked within the last second: in use, so the next announcement is read at once.
+        try await tickedElsewhere("b")
+        var position = log.position
+        log.ticked()
+        await waitForAMove(from: position, of: log)
+        #expect(recorder.told.suffix(2) == ["advanced [\"b\"]", "settled"])
+        // Idle again, but someone follows live: read at once too.
+        log.follow(with: LiveFollower())
+        clock.withLock { $0 += .seconds(2) }
+        try await tickedElsewhere("c")
+        position = log.position
+        log.ticked()
+        await waitForAMove(from: position, of: log)
+        #expect(recorder.told.suffix(2) == ["advanced [\"c\"]", "settled"])
+    }
+
     @Test func anEditStartsTheLogOverAtTheTickThatSawIt() async throws {
         let log = log()
         commitElsewhere("a")
