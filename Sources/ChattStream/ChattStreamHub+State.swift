@@ -68,7 +68,7 @@ extension ChattStreamHub.State {
     ) -> [@Sendable () -> Void] {
         guard !entries.isEmpty else { return [] }
         let first = log.firstSerial
-        for entry in entries { log.append(entry) }
+        for entry in entries { log.append(entry, idle: subscribers.isEmpty) }
         lastAppend = now
         var wakes: [@Sendable () -> Void] = []
         for subscription in subscribers.values {

@@ -5,7 +5,8 @@ import HTTPCore
 /// The newest events of a feed stream, in log order, shared by every subscriber: each event is encoded once, for
 /// both feeds, and a subscriber is only a serial number into the log. The log keeps at most `capacity` bytes;
 /// older events fall off, and a subscriber still behind them is cut (its client was not reading), so a slow
-/// client costs the server nothing but its place.
+/// client costs the server nothing but its place. While nobody is subscribed it keeps only `idleCapacity` bytes:
+/// the events then serve only a client resuming, and one from further back is read from the store.
 struct EventLog {
     struct Entry {
         /// The position that holds the event and everything before it; nil for a heartbeat.
@@ -66,6 +67,8 @@ struct EventLog {
     static let markerSize = 16
 
     let capacity: Int
+    /// The bytes kept while nobody is subscribed (`append(_:idle:)`).
+    static let idleCapacity = 64 << 10
     private var entries: [Entry] = []
     /// Entries before this index have fallen off; they are dropped in batches, not one by one.
     private var head = 0
@@ -87,13 +90,13 @@ struct EventLog {
     /// The serial number the next entry gets: a subscriber standing here has read everything.
     var endSerial: UInt64 { firstSerial + UInt64(entries.count - head) }
 
-    /// Appends `entry`, letting the oldest entries fall off while more than `capacity` bytes are kept (the newest
-    /// entry always stays).
-    mutating func append(_ entry: Entry) {
+    /// Appends `entry`, letting the oldest entries fall off while more than `capacity` bytes are kept, or
+    /// `idleCapacity` when nobody is subscribed (`idle`); the newest entry always stays.
+    mutating func append(_ entry: Entry, idle: Bool = false) {
         entries.append(entry)
         size += entry.size
         if !entry.isEncoded { holdsUnencoded = true }
-        dropOldest()
+        dropOldest(beyond: idle ? min(capacity, Self.idleCapacity) : capacity)
     }
 
     /// Encodes the entries appended unencoded, now that someone reads them; the oldest fall off if they turn out
@@ -109,8 +112,8 @@ struct EventLog {
         dropOldest()
     }
 
-    private mutating func dropOldest() {
-        while size > capacity, entries.count - head > 1 {
+    private mutating func dropOldest(beyond limit: Int? = nil) {
+        while size > limit ?? capacity, entries.count - head > 1 {
             let dropped = entries[head]
             size -= dropped.size
             if let position = dropped.position { coveredFrom = position }

@@ -338,6 +338,15 @@ import TestSupport
         #expect(log.serial(after: Self.position(1, token: 8)) == nil, "where the log begins, under another token")
     }
 
+    @Test func whileNobodyIsSubscribedTheLogKeepsOnlyItsIdleCapacity() {
+        var log = EventLog(capacity: 1 << 20, from: Self.position(1))
+        for seq in 1...2_000 { log.append(Self.entry(Self.position(2, Int64(seq)), 100), idle: true) }
+        #expect(log.size <= EventLog.idleCapacity && log.size > EventLog.idleCapacity - 100)
+        for seq in 2_001...4_000 { log.append(Self.entry(Self.position(2, Int64(seq)), 100)) }
+        #expect(log.size > EventLog.idleCapacity * 2, "with subscribers, up to the whole capacity")
+        #expect(log.coveredFrom.seq > 1, "the oldest fell off while idle")
+    }
+
     @Test func aTickTheLogHoldsNothingOfIsNoneOfItsOwn() {
         var log = EventLog(capacity: 1_000, from: Self.position(1))
         log.append(Self.entry(Self.position(3, 9)))
