@@ -63,6 +63,26 @@ BEGIN
 END;
 $$;
 
+-- Retention (`--retention-days`): removes up to `batch` of the oldest chatts posted more than `days` days ago, as
+-- `retention`, and returns how many. One process at a time: another's batch under way, it removes nothing (its
+-- advisory lock is not waited for; the key is the ASCII of 'chattret'). In the caller's transaction.
+CREATE FUNCTION chatts_retain(days integer, batch integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    removed integer;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(7163486017159505268) THEN
+        RETURN 0;
+    END IF;
+    PERFORM set_config('chatterd.removed_by', 'retention', true);
+    PERFORM set_config('chatterd.removal_reason', format('older than %s days', days), true);
+    DELETE FROM chatts WHERE id IN (
+        SELECT id FROM chatts WHERE time < now() - make_interval(days => days) ORDER BY time, seq LIMIT batch);
+    GET DIAGNOSTICS removed = ROW_COUNT;
+    RETURN removed;
+END;
+$$;
+
 -- 0006's, with the transactions of removals taken in beside those of chatts.
 CREATE OR REPLACE FUNCTION chatts_tick(origin text DEFAULT NULL) RETURNS chatts_ticks
 LANGUAGE plpgsql AS $$

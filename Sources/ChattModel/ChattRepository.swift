@@ -37,6 +37,12 @@ public protocol ChattRepository: Sendable {
     func remove(
         id: String, by moderator: String, reason: String, before deadline: ContinuousClock.Instant
     ) async throws(RepositoryError) -> Bool
+    /// Removes up to `batch` of the oldest chatts posted more than `days` days ago, as retention does (recorded as
+    /// `retention`): how many it removed, once their removal has committed (commit observers are told first when
+    /// any were). `.unavailable` once `deadline` has passed.
+    func removeExpired(
+        olderThanDays days: Int, batch: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Int
     /// Where the removed chatt whose id is `id` stood in feed order, or nil when no chatt with that id was removed.
     /// `.unavailable` once `deadline` has passed.
     func removedPlace(of id: String, before deadline: ContinuousClock.Instant) async throws(RepositoryError)

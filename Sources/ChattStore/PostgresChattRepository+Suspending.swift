@@ -102,6 +102,27 @@ extension PostgresChattRepository {
         }
     }
 
+    /// `chatts_retain` (migrations/0007); its commit is told to the commit observers like a batch's.
+    public func removeExpired(
+        olderThanDays days: Int, batch: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Int {
+        do {
+            let removed = try await pool.withSession(before: deadline) { session throws(StoreError) in
+                let result = try await session.query(Self.retainSQL, [String(days), String(batch)])
+                guard let count = result.string(row: 0, column: 0).flatMap({ Int($0) }) else {
+                    throw StoreError(.decodingFailed(column: "chatts_retain"))
+                }
+                return count
+            }
+            if removed > 0 {
+                for observer in commitObservers.withLock({ $0 }) { observer() }
+            }
+            return removed
+        } catch {
+            throw error.repositoryError(during: "retention")
+        }
+    }
+
     /// The removed chatt's place, from its record in `chatts_removals` (migrations/0007).
     public func removedPlace(
         of id: String, before deadline: ContinuousClock.Instant

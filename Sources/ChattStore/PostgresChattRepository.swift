@@ -73,6 +73,7 @@ public final class PostgresChattRepository: ChattRepository {
     static let pingSQL = "SELECT 1"
     /// migrations/0007's removal, recorded with who and why, in a transaction of its own.
     static let removeSQL = "SELECT chatts_remove($1::uuid, $2, $3)"
+    static let retainSQL = "SELECT chatts_retain($1::integer, $2::integer)"
     static let removedPlaceSQL = """
         SELECT to_char(chatt_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), chatt_seq
         FROM chatts_removals WHERE id = $1::uuid ORDER BY seq LIMIT 1

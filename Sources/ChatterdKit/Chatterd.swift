@@ -99,6 +99,9 @@ public enum Chatterd {
         // Reads where the store stands now, so that the streams hold its last chatts before the first client comes.
         log.check()
         let streamTicks = startTicking(streams)
+        let retention = options.retentionDays.map { days in
+            Retention(repository: repository, days: days, logger: logger).start()
+        }
         let port: UInt16
         do {
             port = try server.start()
@@ -126,7 +129,7 @@ public enum Chatterd {
                 exit(0)
             }
         }
-        withExtendedLifetime((signals, certificates, streamTicks)) { dispatchMain() }
+        withExtendedLifetime((signals, certificates, streamTicks, retention)) { dispatchMain() }
     }
 
     /// The moderators' token file, when one is configured; exits if it cannot be used.

@@ -67,6 +67,8 @@ struct ServeOptions: CommandOptions {
     var leafletDirectory = MapPage.defaultLeafletDirectory
     /// The moderators' `name:token` lines for `DELETE /chatts/<id>`; nil answers every removal 403.
     var adminTokenFile: String?
+    /// Chatts posted longer ago than this many days are removed (`Retention`); nil keeps every chatt.
+    var retentionDays: Int?
     var log = LogOptions()
 
     static let command = "serve"
@@ -102,6 +104,9 @@ struct ServeOptions: CommandOptions {
             .text(
                 "--admin-token-file", "FILE", "moderators' name:token lines for DELETE /chatts/<id>, readable by "
                     + "its owner only, reloaded on SIGHUP", \.adminTokenFile, fallback: "removals are refused (403)"),
+            .limit(
+                "--retention-days", "remove chatts posted longer ago than this many days, in batches of 1000, "
+                    + "as removals recorded as retention", \.retentionDays),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

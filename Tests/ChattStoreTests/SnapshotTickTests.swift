@@ -158,6 +158,25 @@ extension DatabaseTests {
             }
         }
 
+        @Test func retentionRemovesTheOldestExpiredChattsABatchAtATimeAsRemovalsOfItsOwn() async throws {
+            try await withRepository { repository, database throws in
+                _ = try database.column("""
+                    INSERT INTO chatts (name, message, time)
+                    SELECT 'old', 'day ' || i, now() - make_interval(days => 30 - i) FROM generate_series(1, 5) AS i
+                    """)
+                try await repository.add(NewChatt(name: "n", message: "new"))
+                let before = try await repository.tick(before: .soon)
+                var counts: [Int] = []
+                for _ in 0..<4 { counts.append(try await repository.removeExpired(olderThanDays: 7, batch: 2, before: .soon)) }
+                #expect(counts == [2, 2, 1, 0])
+                #expect(try await repository.all().map(\.message) == ["new"])
+                let read = try await repository.log(after: before.position(), limit: 100, before: .soon)
+                #expect(read.ticks.removals.count == 5 && read.ticks.chatts.isEmpty)
+                let audit = try database.column("SELECT DISTINCT removed_by || ': ' || reason FROM chatts_removals")
+                #expect(audit == ["retention: older than 7 days"])
+            }
+        }
+
         @Test func concurrentTickersAndWritersGiveEveryChattExactlyOneTick() async throws {
             try await withRepository { repository, database throws in
                 let first = try await repository.tick(before: .soon)

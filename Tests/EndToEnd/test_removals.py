@@ -175,3 +175,22 @@ def test_a_token_file_others_may_read_stops_the_server(env, token_file, database
     done = subprocess.run([env.binary, "serve", "--plain-http", "--port", "0", "--database-url", database_url,
                            "--admin-token-file", str(token_file)], capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and "chmod 600" in done.stderr, done.stderr
+
+
+def test_retention_removes_expired_chatts_as_removals_every_process_follows(start_server, fresh_database, token):
+    url = fresh_database()
+    server = start_server(url=url)
+    post(server, f"{token}-new")
+    psql(url, "INSERT INTO chatts (name, message, time) SELECT 'old', :'prefix' || i, now() - interval '40 days' "
+              "FROM generate_series(1, 3) AS i;", {"prefix": f"{token}-old-"})
+    before = settled_position(server, url)
+    with subscribe(server, "/getmaps/stream", last_event_id=before) as sub:
+        start_server("--retention-days", "30", url=url)
+        events = sub.wait_events(3)
+        assert [event.event for event in events] == ["delete"] * 3
+        sub.quiet(0.3)
+        assert len(sub.events) == 3 and not sub.done
+    assert wait_until(lambda: [row[1] for row in server.get("/getmaps").json()] == [f"{token}-new"], 5)
+    audit = psql(url, "SELECT count(*) FROM chatts_removals WHERE removed_by = 'retention' "
+                      "AND reason = 'older than 30 days';")
+    assert audit.strip() == "3"

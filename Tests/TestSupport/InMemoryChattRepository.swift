@@ -17,6 +17,7 @@ public final class InMemoryChattRepository: ChattRepository {
         /// In the order they were made, each with the tick that holds it (nil until one does).
         var removals: [(removal: RemovedChatt, tick: Int64?)] = []
         var removedBy: [(moderator: String, reason: String)] = []
+        var expiryCutoff = ""
         var lastSequence: Int64 = 0
         var ticks: [LogTick] = []
         var epoch: Int64 = 1
@@ -134,6 +135,30 @@ public final class InMemoryChattRepository: ChattRepository {
         state.withLock { $0.removedBy.append((moderator, reason)) }
         for observer in observers { observer() }
         return true
+    }
+
+    /// Chatts whose timestamp sorts before this one count as expired for `removeExpired` (its days aside).
+    public var expiryCutoff: String {
+        get { state.withLock { $0.expiryCutoff } }
+        set { state.withLock { $0.expiryCutoff = newValue } }
+    }
+
+    /// Removes up to `batch` of the oldest chatts before `expiryCutoff`, as a batch of its own (observers told).
+    public func removeExpired(
+        olderThanDays days: Int, batch: Int, before deadline: ContinuousClock.Instant
+    ) async throws(RepositoryError) -> Int {
+        let (expired, observers) = try state.withLock { (state: inout State) throws(RepositoryError) in
+            if let failure = state.failure { throw failure }
+            let cutoff = state.expiryCutoff
+            let ids = state.rows.prefix { $0.chatt.chatt.timestamp < cutoff }.prefix(batch).map(\.chatt.chatt.id)
+            return (ids, state.observers)
+        }
+        for id in expired {
+            remove(id: id)
+            state.withLock { $0.removedBy.append(("retention", "older than \(days) days")) }
+        }
+        if !expired.isEmpty { for observer in observers { observer() } }
+        return expired.count
     }
 
     public func removedPlace(
