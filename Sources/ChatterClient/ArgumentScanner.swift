@@ -1,4 +1,4 @@
-/// Sorts command-line words into the command name, `--flag value` options and bare switches.
+/// Sorts command-line words into the command name, its operands, `--flag value` options and bare switches.
 ///
 /// Options may come before or after the command; `--flag=value` works too. Which options a command accepts is
 /// checked afterwards, with `requireOnly`.
@@ -6,7 +6,7 @@ struct ArgumentScanner {
     /// Options that take a value.
     static let valueFlags: Set<String> = [
         "--name", "--message", "--lat", "--lon", "--facing", "--speed", "--format", "--server", "--cacert",
-        "--timeout",
+        "--timeout", "--reason", "--admin-token-file",
     ]
     /// Options without a value, with their short spellings mapped to the long ones.
     static let switchFlags = [
@@ -16,6 +16,8 @@ struct ArgumentScanner {
 
     /// The first word that is not an option or an option's value.
     private(set) var command: String?
+    /// The words after the command that are not options or their values (`chatter delete ID`).
+    private(set) var operands: [String] = []
     private(set) var values: [String: String] = [:]
     private(set) var switches: Set<String> = []
 
@@ -34,7 +36,7 @@ struct ArgumentScanner {
             } else if command == nil {
                 command = word
             } else {
-                throw .usage("unexpected argument \(word) (values with spaces need quotes)")
+                operands.append(word)
             }
         }
     }
@@ -44,8 +46,11 @@ struct ArgumentScanner {
         switches.contains(flag)
     }
 
-    /// Throws if an option outside `allowed` (or the common ones) was given.
-    func requireOnly(_ allowed: Set<String>, for command: String) throws(ClientError) {
+    /// Throws if an option outside `allowed` (or the common ones) was given, or more than `operands` operands.
+    func requireOnly(_ allowed: Set<String>, for command: String, operands count: Int = 0) throws(ClientError) {
+        if operands.count > count {
+            throw .usage("unexpected argument \(operands[count]) (values with spaces need quotes)")
+        }
         let common: Set<String> = ["--server", "--cacert", "--timeout"]
         for flag in Set(values.keys).union(switches).sorted() where !allowed.contains(flag) && !common.contains(flag) {
             throw .usage("\(flag) is not an option of \(command) (see chatter --help)")

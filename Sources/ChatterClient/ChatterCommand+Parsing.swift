@@ -1,11 +1,16 @@
+import ChattModel
+
 extension ChatterCommand {
     /// Parses `arguments` (without the program name).
     ///
     /// - Parameters:
-    ///   - environment: supplies `CHATTER_SERVER` and `CHATTER_CACERT` when the options are absent.
+    ///   - environment: supplies `CHATTER_SERVER`, `CHATTER_CACERT` and `CHATTER_ADMIN_TOKEN` when the options are
+    ///     absent.
     ///   - fileExists: decides whether `./chatterd.crt` is there to be trusted for its own server.
+    ///   - readFile: the text of a file (`--admin-token-file`), or nil when it cannot be read.
     public static func parse(
-        _ arguments: [String], environment: [String: String], fileExists: (String) -> Bool
+        _ arguments: [String], environment: [String: String], fileExists: (String) -> Bool,
+        readFile: (String) -> String? = { _ in nil }
     ) throws(ClientError) -> ChatterCommand {
         let scan = try ArgumentScanner(arguments)
         if scan.has("--help") || scan.command == "help" { return .help }
@@ -20,10 +25,14 @@ extension ChatterCommand {
         case "watch":
             try scan.requireOnly(["--maps", "--format"], for: "watch")
             return .watch(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
+        case "delete":
+            try scan.requireOnly(["--reason", "--admin-token-file"], for: "delete", operands: 1)
+            return .delete(
+                try DeleteCommand(scan, environment, readFile), try ConnectionOptions(scan, environment, fileExists))
         case nil:
-            throw .usage("missing command: post, get or watch (see chatter --help)")
+            throw .usage("missing command: post, get, watch or delete (see chatter --help)")
         case let other?:
-            throw .usage("unknown command \(other): use post, get or watch (see chatter --help)")
+            throw .usage("unknown command \(other): use post, get, watch or delete (see chatter --help)")
         }
     }
 }
@@ -47,6 +56,31 @@ extension PostCommand {
             throw .usage("--lat and --lon go together: give both or neither")
         }
         self.init(name: name, message: message, location: location)
+    }
+}
+
+extension DeleteCommand {
+    /// The delete of a scanned command line: its id operand, `--reason`, and the token of the first `name:token`
+    /// line of `--admin-token-file`, else `CHATTER_ADMIN_TOKEN`.
+    init(_ scan: ArgumentScanner, _ environment: [String: String], _ readFile: (String) -> String?)
+        throws(ClientError)
+    {
+        guard let id = scan.operands.first else { throw .usage("delete needs the id of the chatt to remove") }
+        guard ChattID(Substring(id)) != nil else { throw .usage("\(id) is not a chatt id (a UUID)") }
+        guard let reason = scan.values["--reason"], !reason.isEmpty else { throw .usage("delete needs --reason") }
+        let token: String
+        if let path = scan.values["--admin-token-file"] {
+            guard let text = readFile(path) else { throw .usage("cannot read --admin-token-file \(path)") }
+            let lines = text.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") && $0.contains(":") }
+            guard let line = lines.first, let colon = line.firstIndex(of: ":"), colon < line.index(before: line.endIndex)
+            else { throw .usage("--admin-token-file \(path) has no name:token line") }
+            token = String(line[line.index(after: colon)...])
+        } else if let value = environment["CHATTER_ADMIN_TOKEN"], !value.isEmpty {
+            token = value
+        } else {
+            throw .usage("delete needs a moderator's token: --admin-token-file FILE or CHATTER_ADMIN_TOKEN")
+        }
+        self.init(id: id.lowercased(), reason: reason, token: token)
     }
 }
 

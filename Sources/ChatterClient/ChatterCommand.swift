@@ -6,6 +6,8 @@ public enum ChatterCommand: Equatable, Sendable {
     case get(GetCommand, ConnectionOptions)
     /// Print each new chatt as it is posted, until interrupted (`Watcher`).
     case watch(GetCommand, ConnectionOptions)
+    /// Remove one chatt, as a moderator.
+    case delete(DeleteCommand, ConnectionOptions)
     /// Print the usage text.
     case help
     /// Print the version.
@@ -26,6 +28,19 @@ public struct PostCommand: Equatable, Sendable {
         self.name = name
         self.message = message
         self.location = location
+    }
+}
+
+/// `chatter delete`: which chatt, why, and the moderator's bearer token.
+public struct DeleteCommand: Equatable, Sendable {
+    public var id: String
+    public var reason: String
+    public var token: String
+
+    public init(id: String, reason: String, token: String) {
+        self.id = id
+        self.reason = reason
+        self.token = token
     }
 }
 

@@ -1,3 +1,5 @@
+import JSON
+
 /// Carries out a parsed command: builds the request, sends it, and formats the answer.
 public enum ChatterRunner {
     /// Sends one request and returns the complete response; `HTTPExchange.perform` in real use.
@@ -32,6 +34,15 @@ public enum ChatterRunner {
             let width = maps ? ChattResponse.mapsWidth : ChattResponse.chattsWidth
             let rows = try ChattResponse.rows(try send(request, options), width: width)
             return format(rows, as: get.format, maps: maps)
+        case .delete(let delete, let options):
+            var body = Array(#"{"reason":"#.utf8)
+            JSONString.append(delete.reason, to: &body)
+            body.append(UInt8(ascii: "}"))
+            let request = HTTPClientRequest(
+                method: "DELETE", target: options.server.path(for: "chatts/" + delete.id),
+                host: options.server.hostHeader, jsonBody: body, bearerToken: delete.token)
+            try ChattResponse.checkPosted(try send(request, options))
+            return Output(text: "", warnings: [])
         case .watch:
             preconditionFailure("watch prints as chatts arrive and never ends by itself: Watcher runs it")
         }

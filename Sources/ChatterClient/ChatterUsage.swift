@@ -9,6 +9,7 @@ public let chatterUsage = """
       chatter post --name N --message M [--lat X --lon Y [--facing F] [--speed S]] [options]
       chatter get [--maps] [--format table|json|geojson] [options]
       chatter watch [--maps] [--format table|json|geojson] [options]
+      chatter delete ID --reason TEXT [--admin-token-file FILE] [options]
       chatter --help | --version
 
     post sends one chatt to /postmaps and prints nothing when the server has stored it.
@@ -30,7 +31,14 @@ public let chatterUsage = """
       chatt shown, so none is missed or repeated; refused connections and 429/502/503/504 are tried
       again. Waits are random, up to 0.5 s doubling to 30 s, and each is noted on stderr. When the
       server cannot resume (event: reset) it says so on stderr and goes on from the current feed.
-      Other HTTP errors end it (exit 67).
+      A removed chatt (event: delete) is a line too: "-- removed ID" among the table's rows,
+      {"removed":"ID"} among the JSON rows, and a Feature with "geometry":null and
+      "properties":{"removed":true} among the GeoJSON ones. Other HTTP errors end it (exit 67).
+
+    delete removes the chatt ID (DELETE /chatts/ID), as a moderator, and prints nothing once it is gone.
+      --reason TEXT        why (1 to 200 characters), recorded with the removal
+      --admin-token-file F the server's token file (name:token lines): the first line's token is sent;
+                           without it, the token in env CHATTER_ADMIN_TOKEN
 
     Options:
       --server URL         https://host[:port][/path] or http://... (default https://localhost:8443,

@@ -48,6 +48,15 @@ public enum GeoJSONFormatter {
         return .feature(String(decoding: out, as: UTF8.self))
     }
 
+    /// `{"type":"Feature","id":"<id>","geometry":null,"properties":{"removed":true}}` and a newline: a removal among
+    /// the Features `line` prints.
+    public static func removalLine(_ id: String) -> String {
+        var out = Array(#"{"type":"Feature","id":"#.utf8)
+        TerminalJSONString.append(id, to: &out)
+        out.append(contentsOf: Array(#","geometry":null,"properties":{"removed":true}}"#.utf8) + [UInt8(ascii: "\n")])
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// `{"type":"Feature","id":…,"geometry":{…},"properties":{…}}` for one row.
     private static func appendFeature(_ row: [String?], _ geodata: Geodata, to out: inout [UInt8]) {
         out.append(contentsOf: #"{"type":"Feature","#.utf8)

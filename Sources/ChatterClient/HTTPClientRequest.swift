@@ -12,6 +12,8 @@ public struct HTTPClientRequest: Equatable, Sendable {
     public var accept: String
     /// `Last-Event-ID`, sent when not nil: where a live feed resumes. Checked by the caller to be visible ASCII.
     public var lastEventID: String?
+    /// A bearer token for `Authorization`, sent when not nil.
+    public var bearerToken: String?
 
     /// `User-Agent` value.
     public static let userAgent = "chatter/\(chatterVersion)"
@@ -19,8 +21,9 @@ public struct HTTPClientRequest: Equatable, Sendable {
     /// A request for `target` on `host`.
     public init(
         method: String, target: String, host: String, jsonBody: [UInt8]? = nil, accept: String = "application/json",
-        lastEventID: String? = nil
+        lastEventID: String? = nil, bearerToken: String? = nil
     ) {
+        self.bearerToken = bearerToken
         self.method = method
         self.target = target
         self.host = host
@@ -34,6 +37,7 @@ public struct HTTPClientRequest: Equatable, Sendable {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: \(Self.userAgent)\r\n"
         head += "Accept: \(accept)\r\nConnection: close\r\n"
         if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
+        if let bearerToken { head += "Authorization: Bearer \(bearerToken)\r\n" }
         if let jsonBody {
             head += "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(jsonBody.count)\r\n"
         }

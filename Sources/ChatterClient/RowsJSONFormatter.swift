@@ -21,6 +21,14 @@ public enum RowsJSONFormatter {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `{"removed":"<id>"}` and a newline: a removal among the rows `line` prints.
+    public static func removalLine(_ id: String) -> String {
+        var out = Array(#"{"removed":"#.utf8)
+        TerminalJSONString.append(id, to: &out)
+        out.append(contentsOf: Array("}\n".utf8))
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private static func append(_ row: [String?], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         for (column, element) in row.enumerated() {

@@ -11,6 +11,8 @@ public enum WatchAction: Equatable, Sendable {
     case read
     /// Print this row, then keep reading.
     case show([String?])
+    /// Print that the chatt with this id was removed, then keep reading.
+    case showRemoval(String)
     /// Stop with this error.
     case fail(ClientError)
 }
@@ -83,6 +85,14 @@ public struct WatchMachine<Random: RandomNumberGenerator> {
         }
         // An empty id (`id:` with no value) forgets the position, as the WHATWG rule says.
         let id = event.lastEventID.isEmpty ? nil : event.lastEventID
+        if event.type == "delete", let data = event.data {
+            guard case .string(let removed)? = try? JSONParser.parse(data) else {
+                return .fail(.malformedResponse("the data of removal \(event.lastEventID) is not a JSON string"))
+            }
+            lastEventID = id
+            delivered = true
+            return .showRemoval(removed)
+        }
         guard event.type == "message", let data = event.data else {
             lastEventID = id
             return .read

@@ -51,7 +51,7 @@ public struct Watcher<Random: RandomNumberGenerator> {
                 action = fetchPosition()
             case .fail(let error):
                 throw error
-            case .read, .show:
+            case .read, .show, .showRemoval:
                 preconditionFailure("read and show answer a stream's items, which subscribe handles")
             }
         }
@@ -104,6 +104,7 @@ public struct Watcher<Random: RandomNumberGenerator> {
                 switch machine.received(item) {
                 case .read: continue
                 case .show(let row): show(row)
+                case .showRemoval(let id): showRemoval(id)
                 case let other: return other
                 }
             }
@@ -119,6 +120,17 @@ public struct Watcher<Random: RandomNumberGenerator> {
             return machine.feedAnswered(try effects.send(request, options))
         } catch {
             return machine.requestFailed(error)
+        }
+    }
+
+    /// A removal, in the shape of the format: a notice line among the table's rows, `{"removed": id}` among the
+    /// JSON rows, and a Feature with no geometry and `"removed": true` among the GeoJSON ones (RFC 7946 §3.2 allows
+    /// a null geometry): one object a line, told apart from rows and chatts by its shape.
+    private func showRemoval(_ id: String) {
+        switch command.format {
+        case .table: effects.output("-- removed \(TerminalText.escaped(id))\n")
+        case .json: effects.output(RowsJSONFormatter.removalLine(id))
+        case .geojson: effects.output(GeoJSONFormatter.removalLine(id))
         }
     }
 

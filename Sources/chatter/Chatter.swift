@@ -14,7 +14,7 @@ enum Chatter {
         do {
             let command = try ChatterCommand.parse(
                 Array(CommandLine.arguments.dropFirst()), environment: environment(),
-                fileExists: { access($0, F_OK) == 0 })
+                fileExists: { access($0, F_OK) == 0 }, readFile: readTextFile)
             let send: ChatterRunner.Send = { (request, options) throws(ClientError) in
                 try HTTPExchange.perform(request, options: options)
             }
@@ -53,6 +53,16 @@ enum Chatter {
             guard count > 0 else { exit(0) }
             bytes = bytes.dropFirst(count)
         }
+    }
+
+    /// The UTF-8 text of the file at `path` (up to 64 KiB), or nil when it cannot be read.
+    static func readTextFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes = [UInt8](repeating: 0, count: 64 << 10)
+        let count = fread(&bytes, 1, bytes.count, file)
+        guard ferror(file) == 0 else { return nil }
+        return String(validating: bytes[..<count], as: UTF8.self)
     }
 
     /// Sleeps for `seconds`, resuming after a signal until the whole time has passed.

@@ -20,12 +20,15 @@ import Glibc
         let told = DispatchSemaphore(value: 0)
         let watchedFirst = loop.queue.sync { loop.watch(first.read, writable: false) {} }
         #expect(watchedFirst)
-        // Closed under the loop, as libpq closes a failed connection's socket before its owner hears of it.
-        close(first.read)
+        // Closed under the loop, as libpq closes a failed connection's socket before its owner hears of it, and the
+        // number given to the next one, as the kernel hands out the lowest free number: at once (dup2), so that no
+        // file another test opens meanwhile takes the number in between.
+        let fresh = Self.pipeEnds()
+        #expect(dup2(fresh.read, first.read) == first.read)
+        close(fresh.read)
         close(first.write)
-        let second = Self.pipeEnds()
+        let second = (read: first.read, write: fresh.write)
         defer { close(second.read); close(second.write) }
-        #expect(second.read == first.read, "the kernel hands out the lowest free number")
         let watchedSecond = loop.queue.sync { loop.watch(second.read, writable: false) { told.signal() } }
         #expect(watchedSecond)
         _ = write(second.write, "x", 1)

@@ -83,14 +83,14 @@ import Testing
 
     func options(_ command: ChatterCommand) -> ConnectionOptions? {
         switch command {
-        case .post(_, let options), .get(_, let options), .watch(_, let options): options
+        case .post(_, let options), .get(_, let options), .watch(_, let options), .delete(_, let options): options
         case .help, .version: nil
         }
     }
 
     @Test(arguments: [
         ([], "missing command"),
-        (["fetch"], "unknown command fetch: use post, get or watch"),
+        (["fetch"], "unknown command fetch: use post, get, watch or delete"),
         (["post", "--message", "m"], "post needs --name"),
         (["post", "--name", "n"], "post needs --message"),
         (["post", "--name", "n", "--message", "m", "--lat", "1"], "--lat and --lon go together"),

@@ -142,4 +142,13 @@ let sampleRows: [[String?]] = [
         #expect(GeoJSONFormatter.line(sampleRows[1]) == .noLocation)
         #expect(GeoJSONFormatter.line(sampleRows[3]) == .badLocation)
     }
+
+    @Test func aRemovalIsOneObjectALineInTheJSONAndGeoJSONForms() throws {
+        let json = RowsJSONFormatter.removalLine("a\u{1B}b")
+        #expect(json == #"{"removed":"a\u001bb"}"# + "\n")
+        let feature = GeoJSONFormatter.removalLine("3f2b0c9e-8a4d-4f7e-9a51-2c6d1e0b7a11")
+        #expect(feature == #"{"type":"Feature","id":"3f2b0c9e-8a4d-4f7e-9a51-2c6d1e0b7a11","geometry":null,"#
+            + #""properties":{"removed":true}}"# + "\n")
+        #expect(feature.filter { $0 == "\n" }.count == 1 && json.filter { $0 == "\n" }.count == 1)
+    }
 }

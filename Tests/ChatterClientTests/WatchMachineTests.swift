@@ -46,6 +46,20 @@ func wait(_ action: WatchAction) -> Double? {
                     notice: "the live feed dropped: \(cut); trying again in 0.0 s"))
     }
 
+    @Test func aRemovalIsShownAndMovesThePositionAndOneWhoseDataIsNotAnIdFails() {
+        var watch = machine()
+        _ = watch.start()
+        _ = watch.streamAnswered(eventStream)
+        let removal = ServerSentEvent(type: "delete", data: #""1-1-uuid""#, lastEventID: "2.a.7")
+        #expect(watch.received(.event(removal)) == .showRemoval("1-1-uuid"))
+        #expect(watch.lastEventID == "2.a.7")
+        let broken = ServerSentEvent(type: "delete", data: "[1]", lastEventID: "2.a.8")
+        guard case .fail(.malformedResponse) = watch.received(.event(broken)) else {
+            Issue.record("a removal that names no id is malformed")
+            return
+        }
+    }
+
     @Test func theBackOffGrowsUntilAStreamDeliversThenStartsOver() throws {
         var watch = machine(top: true)
         _ = watch.start()

@@ -298,3 +298,37 @@ def test_watch_prints_a_chatt_posted_to_chatterd(watch, tls_server, certs, token
     chatter.stop()
     feed = [r for r in tls_server.get("/getchatts").json() if r[1].startswith(token)]
     assert [seen, *rows] == feed[feed.index(seen):], "every chatt from the first shown on, in order, once"
+
+
+def test_chatter_delete_removes_a_chatt_and_watch_shows_the_removal(watch, start_server, certs, tmp_path, token):
+    tokens = tmp_path / "admin-tokens"
+    tokens.write_text("carol:carol-token-0123456789\n")
+    os.chmod(tokens, 0o600)
+    server = start_server("--admin-token-file", str(tokens), tls=True)
+    target = ["--server", f"https://localhost:{server.port}", "--cacert", certs.cert]
+    assert server.post_json("/postchatt", {"name": "doomed", "message": token}).status == 200
+    doomed = next(row[2] for row in server.get("/getchatts").json() if row[1] == token)
+    chatter = watch("--format", "json", *target)
+    # The watch starts at the end of the feed: a sentinel shows it is in place.
+    for attempt in range(10):
+        assert server.post_json("/postchatt", {"name": "watcher", "message": f"{token} {attempt}"}).status == 200
+        try:
+            chatter.lines.get(timeout=2)
+            break
+        except queue.Empty:
+            continue
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATTER_")}
+    done = subprocess.run([os.environ["CHATTER_BIN"], "delete", doomed, "--reason", "spam",
+                           "--admin-token-file", str(tokens), *target], capture_output=True, text=True,
+                          timeout=WAIT, env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "", done
+    line = chatter.next_line()
+    while not line.startswith("{"):
+        line = chatter.next_line()
+    assert json.loads(line) == {"removed": doomed}
+    chatter.stop()
+    assert doomed not in [row[2] for row in server.get("/getchatts").json()]
+    again = subprocess.run([os.environ["CHATTER_BIN"], "delete", doomed, "--reason", "spam", *target],
+                           capture_output=True, text=True, timeout=WAIT, cwd=tmp_path,
+                           env={**env, "CHATTER_ADMIN_TOKEN": "carol-token-0123456789"})
+    assert again.returncode == EXIT_HTTP and "no such chatt" in again.stderr, again
