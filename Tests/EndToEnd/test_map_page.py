@@ -46,6 +46,7 @@ def map_server(env, certs, tls_context):
     name = "e2e_map_" + uuid.uuid4().hex[:10]
     psql(env.admin_url, f"CREATE DATABASE {name};")
     endpoint = launch(env, with_database(env.admin_url, name), certs, tls_context)
+    endpoint.database_url = with_database(env.admin_url, name)
     yield endpoint
     endpoint.process.stop(timeout=15)
     psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
@@ -209,6 +210,20 @@ def test_a_chatt_posted_while_the_map_is_open_appears_on_it(loaded_map):
     loaded_map.wait_markers(before + 1, timeout=20)
     text = loaded_map.popup_of(name)
     assert "posted live" in text and "East" in text and "running" in text, text
+    assert loaded_map.page.problems() == []
+
+
+def test_a_chatt_removed_while_the_map_is_open_loses_its_marker(loaded_map):
+    if stream_status(loaded_map.server) == 404:
+        pytest.skip("this server has no GET /getmaps/stream (404): the live part cannot run")
+    name = f"gone-{loaded_map.token}"
+    before = loaded_map.markers()
+    post_map_chatt(loaded_map.server, name, "to be removed", 42.2950, -83.7250, "West", "standing")
+    loaded_map.wait_markers(before + 1, timeout=20)
+    removed = psql(loaded_map.server.database_url, "DELETE FROM chatts WHERE name = :'name' RETURNING 1;",
+                   {"name": name})
+    assert removed.split() == ["1"]
+    loaded_map.wait_markers(before, timeout=20)
     assert loaded_map.page.problems() == []
 
 
