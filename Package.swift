@@ -53,7 +53,8 @@ let package = Package(
             name: "ChattAPI",
             dependencies: ["ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
         // The feed streams: commits in commit order, fanned out to every subscriber from one shared log.
-        .target(name: "ChattStream", dependencies: ["ChangeLog", "ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
+        .target(
+            name: "ChattStream", dependencies: ["ChangeLog", "ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
         // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "Syscalls", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.

@@ -72,7 +72,8 @@ extension DeleteCommand {
         if let path = scan.values["--admin-token-file"] {
             guard let text = readFile(path) else { throw .usage("cannot read --admin-token-file \(path)") }
             let lines = text.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") && $0.contains(":") }
-            guard let line = lines.first, let colon = line.firstIndex(of: ":"), colon < line.index(before: line.endIndex)
+            guard let line = lines.first, let colon = line.firstIndex(of: ":"),
+                colon < line.index(before: line.endIndex)
             else { throw .usage("--admin-token-file \(path) has no name:token line") }
             token = String(line[line.index(after: colon)...])
         } else if let value = environment["CHATTER_ADMIN_TOKEN"], !value.isEmpty {

@@ -56,7 +56,8 @@ import TestSupport
         let unconfigured = remove("not-a-uuid", authorization: [], by: router(tokens: nil))
         #expect(unconfigured.status == .forbidden && error(unconfigured) != nil)
         for authorization in [[], ["Bearer wrong-token-0123456789"], ["Basic \(Self.token)"], ["Bearer"],
-            ["Bearer \(Self.token)", "Bearer \(Self.token)"], ["Bearer \(Self.token)x"], ["Bearer \(Self.token.dropLast())"]]
+            ["Bearer \(Self.token)", "Bearer \(Self.token)"], ["Bearer \(Self.token)x"],
+            ["Bearer \(Self.token.dropLast())"]]
         {
             let response = remove("not-a-uuid", authorization: authorization, body: "")
             #expect(response.status == .unauthorized, "\(authorization)")
@@ -132,7 +133,8 @@ import TestSupport
 /// The token file's lines, and the comparison of a presented token.
 @Suite struct AdminTokensTests {
     @Test func linesAreNameColonTokenAndTheRestIsRefusedByLineNumber() throws {
-        let tokens = try AdminTokens(parsing: "alice:aaaaaaaaaaaaaaaa\r\n# comment\n  \nbob@example.org:b/+_-.~bbbbbbbbbbb==\n")
+        let tokens = try AdminTokens(
+            parsing: "alice:aaaaaaaaaaaaaaaa\r\n# comment\n  \nbob@example.org:b/+_-.~bbbbbbbbbbb==\n")
         #expect(tokens.moderator(presenting: Array("aaaaaaaaaaaaaaaa".utf8)) == "alice")
         #expect(tokens.moderator(presenting: Array("b/+_-.~bbbbbbbbbbb==".utf8)) == "bob@example.org")
         #expect(tokens.moderator(presenting: Array("aaaaaaaaaaaaaaa".utf8)) == nil)

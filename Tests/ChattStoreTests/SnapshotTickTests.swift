@@ -167,7 +167,9 @@ extension DatabaseTests {
                 try await repository.add(NewChatt(name: "n", message: "new"))
                 let before = try await repository.tick(before: .soon)
                 var counts: [Int] = []
-                for _ in 0..<4 { counts.append(try await repository.removeExpired(olderThanDays: 7, batch: 2, before: .soon)) }
+                for _ in 0..<4 {
+                    counts.append(try await repository.removeExpired(olderThanDays: 7, batch: 2, before: .soon))
+                }
                 #expect(counts == [2, 2, 1, 0])
                 #expect(try await repository.all().map(\.message) == ["new"])
                 let read = try await repository.log(after: before.position(), limit: 100, before: .soon)
