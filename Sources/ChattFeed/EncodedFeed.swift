@@ -113,7 +113,7 @@ public final class EncodedFeed: Sendable {
     func adding(_ slice: LogSlice) -> EncodedFeed? {
         guard let (next, hash) = lineage.adding(slice.ticks.chatts, to: tip) else { return nil }
         // A chatt posted and removed in one slice is taken in, then left out: removals come after their posts.
-        let removed = Set(slice.ticks.removals.compactMap { ChattID(Substring($0.id)) })
+        let removed = slice.ticks.removals.map(\.position)
         if !removed.isEmpty, let (lineage, first) = lineage.removing(removed, from: next) {
             return EncodedFeed(
                 lineage: lineage, tip: first, contentHash: lineage.contentHash(of: first), position: slice.end)

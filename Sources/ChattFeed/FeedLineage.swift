@@ -115,16 +115,24 @@ final class FeedLineage: Sendable {
         return (next, Self.contentHash(state.hasher, next))
     }
 
-    /// The first version of a new lineage: `tip`'s rows but those of `ids`, and its content hash; nil when `tip` is
-    /// not the newest version, or holds none of them. The settled rows kept are copied into the new lineage (their
-    /// gzip stream and index start over with it); the store is not read.
-    func removing(_ ids: Set<ChattID>, from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
-        let rows = ids.compactMap { row(of: $0, in: tip) }
-        guard !rows.isEmpty,
+    /// The first version of a new lineage: `tip`'s rows but those at `places` (removed chatts', found by binary
+    /// search), and its content hash; nil when `tip` is not the newest version, or holds none of them. The settled
+    /// rows kept are copied into the new lineage (their gzip stream and index start over with it); the store is not
+    /// read.
+    func removing(_ places: [FeedPosition], from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
+        guard
             let (starts, sequences) = settled.withLock({ state -> ([Int], [Int64])? in
                 state.tip.serial == tip.serial ? (state.rowStarts, state.rowSequences) : nil
             })
         else { return nil }
+        let rows = places.compactMap { place -> Int? in
+            let row = Self.firstRow(after: place, in: tip, starts: starts, sequences: sequences) - 1
+            guard row >= 0, Self.position(of: row, in: tip, starts: starts, sequences: sequences) == place else {
+                return nil
+            }
+            return row
+        }
+        guard !rows.isEmpty else { return nil }
         let gone = Set(rows)
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         bytes.reserveCapacity(tip.settledLength)
@@ -187,27 +195,36 @@ final class FeedLineage: Sendable {
     /// over the rows' timestamps (read from their bytes) and sequence numbers.
     func firstRow(after place: FeedPosition, in tip: FeedTip) -> Int {
         let (starts, sequences) = settled.withLock { ($0.rowStarts, $0.rowSequences) }
-        func position(of row: Int) -> FeedPosition? {
-            if row >= tip.settledRows { return tip.tail[row - tip.settledRows].position }
-            var timestamp: String?
-            // Each row lies within one segment (see `FeedTip.settled`).
-            tip.settled.forEachSegment(holding: [starts[row]]) { segment, start in
-                timestamp = FeedIndex.timestamp(in: segment, rowStart: start)
-            }
-            return timestamp.map { FeedPosition(timestamp: $0, sequence: sequences[row]) }
-        }
+        return Self.firstRow(after: place, in: tip, starts: starts, sequences: sequences)
+    }
+
+    private static func firstRow(
+        after place: FeedPosition, in tip: FeedTip, starts: [Int], sequences: [Int64]
+    ) -> Int {
         var low = 0
         var high = tip.rowCount
         while low < high {
             let middle = (low + high) / 2
             // A row the encoder wrote always has its timestamp; one that somehow does not counts as after.
-            if let middlePosition = position(of: middle), !(place < middlePosition) {
+            if let found = position(of: middle, in: tip, starts: starts, sequences: sequences), !(place < found) {
                 low = middle + 1
             } else {
                 high = middle
             }
         }
         return low
+    }
+
+    /// Where row `row` of `tip` stands in feed order: a settled row's timestamp read from its bytes, with its
+    /// sequence number; nil for a row that somehow has none.
+    private static func position(of row: Int, in tip: FeedTip, starts: [Int], sequences: [Int64]) -> FeedPosition? {
+        if row >= tip.settledRows { return tip.tail[row - tip.settledRows].position }
+        var timestamp: String?
+        // Each row lies within one segment (see `FeedTip.settled`).
+        tip.settled.forEachSegment(holding: [starts[row]]) { segment, start in
+            timestamp = FeedIndex.timestamp(in: segment, rowStart: start)
+        }
+        return timestamp.map { FeedPosition(timestamp: $0, sequence: sequences[row]) }
     }
 
     /// The row holding `id` in `tip`; settled rows are indexed on first demand.
