@@ -14,6 +14,9 @@ import TaskExecution
 /// flight that reads the last of them (`caughtUp`), not for those that notices and checks ask for; one that must see
 /// everything committed anywhere before it asks for a flight of its own (`synced`).
 ///
+/// A flight that has read `bigRead` events and has more to read starts the log over at the newest tick instead, when
+/// no follower waits for every change: the followers read the store in full, which costs less.
+///
 /// A process nobody uses reads other processes' ticks only when someone asks: while no follower waits for every
 /// change (`LogFollower.followsLive`) and no reader has asked for `idleAfter`, an announced tick is only noted, and
 /// the next reader's flight reads it (`isCaughtUp` is false meanwhile). With several processes on one store, an

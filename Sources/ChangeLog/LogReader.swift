@@ -103,6 +103,11 @@ final class LogReader: Sendable {
                 position = end
                 state.withLock { $0.position = end }
                 guard read.isCut else { break }
+                if events >= bigRead, !followedLive {
+                    // Nobody waits for each change and much is left (a process nobody used, after another's bulk
+                    // load): starting over at the newest tick, a full read of the feeds, costs less than the rest.
+                    return .success(try await restart(at: try await repository.tick(before: deadline())))
+                }
                 read = try await repository.log(after: position, limit: pageSize, before: deadline())
             }
             await tell(.settled(position))

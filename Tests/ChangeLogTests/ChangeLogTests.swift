@@ -150,6 +150,29 @@ import TestSupport
         #expect(recorder.told.suffix(2) == ["advanced [\"c\"]", "settled"])
     }
 
+    @Test func aLongStretchNobodyFollowsLiveStartsTheLogOverAtTheNewestTickOneFollowedLiveIsReadWhole() async throws {
+        let log = ChangeLog(repository: store, pageSize: 4, bigRead: 10)
+        log.follow(with: recorder)
+        _ = try await log.synced(before: Self.far)
+        recorder.forget()
+        for index in 0..<20 { commitElsewhere("m\(index)") }
+        let end = try await log.synced(before: Self.far)
+        #expect(recorder.told.filter { $0.hasPrefix("advanced") }.count == 3, "three pages, twelve events")
+        #expect(recorder.told.suffix(2).first?.hasPrefix("restarted") == true && recorder.told.last == "settled")
+        #expect(end == store.newestTick.position() && log.starts == 2)
+        log.follow(with: LiveFollower())
+        recorder.forget()
+        for index in 0..<20 { commitElsewhere("n\(index)") }
+        _ = try await log.synced(before: Self.far)
+        let told = recorder.changes.withLock { changes in
+            changes.flatMap { change -> [String] in
+                guard case .advanced(let slice) = change else { return [] }
+                return slice.ticks.chatts.map(\.chatt.message)
+            }
+        }
+        #expect(told == (0..<20).map { "n\($0)" } && !recorder.told.contains { $0.hasPrefix("restarted") })
+    }
+
     @Test func anEditStartsTheLogOverAtTheTickThatSawIt() async throws {
         let log = log()
         commitElsewhere("a")
