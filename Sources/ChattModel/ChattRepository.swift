@@ -13,8 +13,8 @@ public protocol ChattRepository: Sendable {
     /// Makes a tick of the change log if the store holds anything the newest one does not (chatts committed since,
     /// or an edit), and returns the newest tick. `.unavailable` once `deadline` has passed.
     func tick(before deadline: ContinuousClock.Instant) async throws(RepositoryError) -> LogTick
-    /// The log after `position`, at most `limit` rows of it (a chatt, or a tick that has none left to give), from
-    /// `position`'s own tick on (`LogRead` says how to tell whether the store still has it). `.unavailable` once
+    /// The log after `position`, about `limit` rows of it (an event, or a tick that has none left to give; a store may
+    /// give whole ticks past the limit), from `position`'s own tick on (`LogRead` says how to tell whether the store still has it). `.unavailable` once
     /// `deadline` has passed.
     func log(
         after position: LogPosition, limit: Int, before deadline: ContinuousClock.Instant

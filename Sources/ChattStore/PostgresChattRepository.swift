@@ -46,9 +46,9 @@ public final class PostgresChattRepository: ChattRepository {
         name: "chatts_events_after",
         sql: "SELECT * FROM chatts_events_after($1::bigint, $2::bigint, $3::integer, $4)")
 
-    /// The log from a position's tick on (migrations/0007's `chatts_events`): every tick from it, each with its
-    /// chatts posted and removed after the position, in (tick, seq) order; a tick with none left gives one row of
-    /// NULL event columns.
+    /// The log from a position's tick on (migrations/0007's `chatts_events`): whole ticks from it until the limit is
+    /// reached, each with its chatts posted and removed after the position, in (tick, seq) order; a tick with none
+    /// left gives one row of NULL event columns.
     static let logStatement = PreparedStatement(
         name: "chatts_events", sql: "SELECT * FROM chatts_events($1::bigint, $2::bigint, $3::integer)")
 
