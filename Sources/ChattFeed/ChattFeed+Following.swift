@@ -10,10 +10,12 @@ extension ChattFeed {
         switch change {
         case .restarted(let start):
             // Nothing held is any good now; letting the old bodies go before the new ones are read keeps one of
-            // each in memory, not two.
+            // each in memory, not two. A kind read since it was published is read again at once; one nobody read
+            // (a process nobody uses) waits for its next reader.
             let kinds = state.withLock { state in
-                state.wanted.formUnion(state.feeds.keys)
+                state.wanted.formUnion(Set(state.feeds.keys).subtracting(state.unread))
                 state.feeds = [:]
+                state.unread = []
                 state.forgetDeferred()
                 return state.wanted
             }

@@ -121,6 +121,21 @@ func expectSameAsRebuilt(
         #expect(feed.rowCount == 2, "the older read must not be served after the post")
     }
 
+    @Test func aNewStartReadsAtOnceOnlyTheKindsReadSinceTheyWerePublished() async throws {
+        try await repository.add(variedChatt(1))
+        _ = try await feeds.read(.maps)
+        _ = try await feeds.read(.chatts)
+        // Both taken in; only the maps read since.
+        try await repository.add(variedChatt(2))
+        _ = try await feeds.read(.maps)
+        let reads = repository.fullReads
+        repository.edit()
+        try await feeds.log.noticedAndRead()
+        #expect(repository.fullReads == reads + 1, "the maps at once; the chatts wait for a reader")
+        #expect(try await feeds.read(.chatts).rowCount == 2)
+        #expect(repository.fullReads == reads + 2)
+    }
+
     @Test func aLostNoticeIsCaughtByTheLogsCheck() async throws {
         try await repository.add(variedChatt(1))
         _ = try await feeds.read(.maps)
