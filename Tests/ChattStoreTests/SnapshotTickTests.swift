@@ -147,10 +147,9 @@ extension DatabaseTests {
                 #expect(removals == [[], [stored[1].id, stored[2].id]])
                 let removal = try #require(read.ticks.last?.removals.first)
                 #expect(removal.position.timestamp == stored[1].timestamp)
-                // A read that reached its limit ends at the last event read, removals included.
+                // A read cut within the tick ends at the last event read, removals included.
                 let cut = try await repository.log(after: second.position(), limit: 2, before: .soon)
-                let last = try #require(read.ticks.last?.removals.last)
-                #expect(cut.isCut && cut.end == third.position(through: last.sequence))
+                #expect(cut.isCut && cut.end == third.position(through: removal.sequence))
                 let role = try #require(try database.column("SELECT session_user").first ?? nil)
                 let audit = try database.column(
                     "SELECT id || ' ' || removed_by || ' ' || coalesce(reason, '-') FROM chatts_removals ORDER BY seq")
@@ -228,9 +227,8 @@ extension DatabaseTests {
                     position = page.end!
                     if !page.isCut { break }
                 }
-                // A page is whole ticks, the second whole though over the limit; a tick with nothing left to give
-                // counts as a row (the first page's anchor, the second's and the third's).
-                #expect(pages == [["1", "2", "3", "4", "5"], ["6"], []])
+                // A tick with nothing left to give counts as a row: the first page's anchor, the fourth's.
+                #expect(pages == [["1"], ["2", "3"], ["4", "5"], ["6"], []])
                 #expect(position == third.position())
                 // Part of a tick: the store in full holds what the position holds, and the log goes on from there.
                 let sequences = try database.column("SELECT seq::text FROM chatts ORDER BY seq").compactMap { $0 }
@@ -245,6 +243,13 @@ extension DatabaseTests {
                 #expect(!(try await repository.readChatts(at: stranger, before: .soon) { _ in }))
                 let read = try await repository.log(after: stranger, limit: 100, before: .soon)
                 #expect(read.ticks.first.map { !$0.tick.isTick(of: stranger) } ?? true)
+                // A tick of many transactions is given whole, past the limit: each is looked up once.
+                for index in 0..<70 {
+                    _ = try database.column("INSERT INTO chatts (name, message) VALUES ('n', 'm\(index)')")
+                }
+                let many = try await repository.tick(before: .soon)
+                let whole = try await repository.log(after: third.position(), limit: 10, before: .soon)
+                #expect(whole.ticks.map(\.tick) == [third, many] && whole.ticks.chatts.count == 70 && whole.isCut)
             }
         }
 
