@@ -128,64 +128,63 @@ $$;
 -- its id, and its time and sequence number as `timestamp` and `chatt_seq`), or a tick with neither (NULL). Under
 -- new names: 0006's chatts_log and chatts_log_after stay, for an older chatterd still running through an upgrade
 -- (they give the chatts alone, so such a process keeps a removed chatt in its feed until it is restarted).
+-- A page is the ticks from `after_tick` on (its events after `after_seq`; every event of a later tick) up to about
+-- `row_limit` rows: the last tick comes whole, its ties kept, however many rows that makes, but for a tick of a few
+-- transactions, whose events come a page at a time, each transaction's from the (xid, seq) index in order (a bulk
+-- load's one transaction of 100 000 rows is read 1 000 a page). A tick of many transactions (pgbench's, one row
+-- each) is given whole, each transaction looked up once: a page stopping inside it would look them all up again
+-- (4.2 s a page at 16 000). One statement: a thousand ticks whose chatts were deleted since cost a join, not a
+-- query each.
 CREATE FUNCTION chatts_events(after_tick bigint, after_seq bigint, row_limit integer)
 RETURNS TABLE (tick bigint, token bigint, epoch bigint,
     seq bigint, removed boolean, name text, message text, id text, "timestamp" text, geodata text, chatt_seq bigint)
-LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
-#variable_conflict use_column
-DECLARE
-    t chatts_ticks;
-    lower_seq bigint;
-    given bigint := 0;
-    found bigint;
-BEGIN
-    -- Ticks in order until `row_limit` rows are given. A tick of a few transactions gives its events a page at a
-    -- time, each transaction's from the (xid, seq) index in order, so a bulk load's one transaction of 100 000 rows
-    -- is read 1 000 rows a page. A tick of many transactions (pgbench's, one row each) is given whole, each
-    -- transaction looked up once: a page stopping inside it would look them all up again (4.2 s a page at 16 000).
-    FOR t IN SELECT * FROM chatts_ticks WHERE chatts_ticks.tick >= after_tick ORDER BY chatts_ticks.tick LOOP
-        EXIT WHEN given >= row_limit;
-        lower_seq := CASE WHEN t.tick > after_tick THEN 0 ELSE after_seq END;
-        IF cardinality(t.xids) <= 64 THEN
-            RETURN QUERY
-            SELECT t.tick, t.token, t.epoch, e.seq, e.removed, e.name, e.message, e.id::text,
-                to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.geodata, e.chatt_seq
-            FROM (
-                SELECT c.* FROM unnest(t.xids) AS x(xid), LATERAL (
-                    SELECT chatts.seq, false AS removed, chatts.name, chatts.message, chatts.id, chatts.time,
-                        chatts.geodata, NULL::bigint AS chatt_seq
-                    FROM chatts WHERE chatts.xid = x.xid AND chatts.seq > lower_seq
-                    ORDER BY chatts.seq LIMIT row_limit - given) AS c
+LANGUAGE sql STABLE SET enable_seqscan = off SET jit = off AS $$
+    SELECT * FROM (
+        SELECT t.tick, t.token, t.epoch, e.seq, e.removed, e.name, e.message, e.id::text,
+            to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.geodata, e.chatt_seq
+        FROM chatts_ticks AS t LEFT JOIN LATERAL (
+            SELECT few.* FROM (
+                SELECT events.* FROM (
+                    SELECT c.* FROM unnest(t.xids) AS x(xid), LATERAL (
+                        SELECT chatts.seq, false AS removed, chatts.name, chatts.message, chatts.id, chatts.time,
+                            chatts.geodata, NULL::bigint AS chatt_seq
+                        FROM chatts
+                        WHERE chatts.xid = x.xid
+                            AND chatts.seq > CASE WHEN t.tick > after_tick THEN 0 ELSE after_seq END
+                        ORDER BY chatts.seq LIMIT row_limit) AS c
+                    UNION ALL
+                    SELECT r.* FROM unnest(t.xids) AS x(xid), LATERAL (
+                        SELECT chatts_removals.seq, true, NULL::text, NULL::text, chatts_removals.id,
+                            chatts_removals.chatt_time, NULL::text, chatts_removals.chatt_seq
+                        FROM chatts_removals
+                        WHERE chatts_removals.xid = x.xid
+                            AND chatts_removals.seq > CASE WHEN t.tick > after_tick THEN 0 ELSE after_seq END
+                        ORDER BY chatts_removals.seq LIMIT row_limit) AS r
+                ) AS events
+                ORDER BY events.seq LIMIT row_limit
+            ) AS few
+            WHERE cardinality(t.xids) <= 64
+            UNION ALL
+            SELECT many.* FROM (
+                SELECT chatts.seq, false, chatts.name, chatts.message, chatts.id, chatts.time, chatts.geodata,
+                    NULL::bigint
+                FROM chatts
+                WHERE chatts.xid = ANY (t.xids)
+                    AND chatts.seq > CASE WHEN t.tick > after_tick THEN 0 ELSE after_seq END
                 UNION ALL
-                SELECT r.* FROM unnest(t.xids) AS x(xid), LATERAL (
-                    SELECT chatts_removals.seq, true, NULL::text, NULL::text, chatts_removals.id,
-                        chatts_removals.chatt_time, NULL::text, chatts_removals.chatt_seq
-                    FROM chatts_removals WHERE chatts_removals.xid = x.xid AND chatts_removals.seq > lower_seq
-                    ORDER BY chatts_removals.seq LIMIT row_limit - given) AS r
-            ) AS e
-            ORDER BY e.seq LIMIT row_limit - given;
-        ELSE
-            RETURN QUERY
-            SELECT t.tick, t.token, t.epoch, e.seq, e.removed, e.name, e.message, e.id::text,
-                to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.geodata, e.chatt_seq
-            FROM (
-                SELECT c.seq, false AS removed, c.name, c.message, c.id, c.time, c.geodata, NULL::bigint AS chatt_seq
-                FROM chatts AS c WHERE c.xid = ANY (t.xids) AND c.seq > lower_seq
-                UNION ALL
-                SELECT r.seq, true, NULL, NULL, r.id, r.chatt_time, NULL, r.chatt_seq
-                FROM chatts_removals AS r WHERE r.xid = ANY (t.xids) AND r.seq > lower_seq
-            ) AS e
-            ORDER BY e.seq;
-        END IF;
-        GET DIAGNOSTICS found = ROW_COUNT;
-        IF found = 0 THEN
-            RETURN QUERY SELECT t.tick, t.token, t.epoch, NULL::bigint, NULL::boolean, NULL::text, NULL::text,
-                NULL::text, NULL::text, NULL::text, NULL::bigint;
-            found := 1;
-        END IF;
-        given := given + found;
-    END LOOP;
-END;
+                SELECT chatts_removals.seq, true, NULL, NULL, chatts_removals.id, chatts_removals.chatt_time, NULL,
+                    chatts_removals.chatt_seq
+                FROM chatts_removals
+                WHERE chatts_removals.xid = ANY (t.xids)
+                    AND chatts_removals.seq > CASE WHEN t.tick > after_tick THEN 0 ELSE after_seq END
+            ) AS many
+            WHERE cardinality(t.xids) > 64
+        ) AS e ON true
+        WHERE t.tick >= after_tick
+        ORDER BY t.tick
+        FETCH FIRST row_limit ROWS WITH TIES
+    ) AS page
+    ORDER BY page.tick, page.seq
 $$;
 
 CREATE FUNCTION chatts_events_after(after_tick bigint, after_seq bigint, row_limit integer, origin text DEFAULT NULL)
