@@ -1,7 +1,8 @@
--- Removals in the change log (README, "Removals"): a chatt deleted, by a moderator, by retention or by `DELETE` in
--- psql, is an event of the log like a post, in commit order, instead of an edit that starts the log over. Each
--- deleted row leaves a removal, which records its transaction as a chatt does; a tick takes in the transactions of
--- removals as it does those of chatts, and the log gives both, in the order of their sequence numbers.
+-- Removals in the change log (README, "Live feed streams" and "Moderation"): a chatt deleted, by a moderator, by
+-- retention or by `DELETE` in psql, is an event of the log like a post, in commit order, instead of an edit that
+-- starts the log over. Each deleted row leaves a removal, which records its transaction as a chatt does; a tick
+-- takes in the transactions of removals as it does those of chatts, and the log gives both, in the order of their
+-- sequence numbers.
 -- The migrator wraps this file in a transaction (no BEGIN/COMMIT here; BEGIN below is PL/pgSQL's block).
 
 -- The removals, kept: they are the log's events and the audit of who removed what, when and why.
