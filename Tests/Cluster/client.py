@@ -1,5 +1,5 @@
 """What the load's threads share (load.py, subscribers.py): one keep-alive HTTPS connection, the outcome file, and
-which chatterd process answered."""
+which chatterd process answered; and the name of the remover's token (checker.py finds its removals by it)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import ssl
 import threading
 
 REQUEST_TIMEOUT = 10.0
+# The moderator's name in the run's --admin-token-file: chatts_removals.removed_by of the remover's removals.
+MODERATOR = "cluster-remover"
 
 
 def server_of(headers: dict) -> str | None:
@@ -27,14 +29,15 @@ class Client:
         self.context = context
         self.connection: http.client.HTTPSConnection | None = None
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[object, dict, bytes]:
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[object, dict, bytes]:
         """(status or failure name, headers, body)."""
         if self.connection is None:
             self.connection = http.client.HTTPSConnection(self.host, self.port, context=self.context,
                                                           timeout=REQUEST_TIMEOUT)
-        headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
+        sent = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
         try:
-            self.connection.request(method, path, body=body, headers=headers)
+            self.connection.request(method, path, body=body, headers={**sent, **(headers or {})})
             response = self.connection.getresponse()
             payload = response.read()
             if response.getheader("Connection", "").lower() == "close":

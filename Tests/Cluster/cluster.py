@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -19,10 +20,11 @@ from collections import Counter
 from pathlib import Path
 
 import checker
+from client import MODERATOR
 from faults import FAULTS, Run, inject
 from netns import Network, namespaces_supported
 from services import CHATTERD_PORT, Services, wait_until
-from subscriber_checks import StoredChatt
+from subscriber_checks import StoredChatt, StoredRemoval
 
 SKIP = 77
 HOSTS = {"etcd1": "198.18.0.11", "etcd2": "198.18.0.12", "etcd3": "198.18.0.13",
@@ -47,7 +49,17 @@ def make_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def start_cluster(services: Services, cert: Path, key: Path) -> None:
+def make_admin_tokens(directory: Path) -> Path:
+    """The moderators' token file for --admin-token-file: the remover's name and a random token, made for this run
+    only, readable by its owner (root, as chatterd and the load run) only."""
+    path = directory / "admin-tokens"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(f"{MODERATOR}:{secrets.token_urlsafe(32)}\n")
+    return path
+
+
+def start_cluster(services: Services, cert: Path, key: Path, admin_tokens: Path) -> None:
     say("etcd, three members")
     services.start_etcd()
     say("Patroni and PostgreSQL 15 on db1, then db2 as its synchronous standby")
@@ -61,7 +73,7 @@ def start_cluster(services: Services, cert: Path, key: Path) -> None:
     services.start_pgbouncer()
     say("chatterd on app1 and app2")
     for host in ("app1", "app2"):
-        services.start_chatterd(host, cert, key)
+        services.start_chatterd(host, cert, key, admin_tokens)
     for host in ("app1", "app2"):
         wait_until(lambda: services.ready(host, cert), 60, f"chatterd on {host} to be ready")
     # HAProxy takes a host in after two good checks a second apart.
@@ -72,17 +84,29 @@ def start_cluster(services: Services, cert: Path, key: Path) -> None:
 # Each chatt in feed order, with the tick of the change log whose transactions include its own (migrations/0006).
 FINAL_CHATTS = """SELECT c.id, c.seq, t.tick, to_hex(t.token), c.message FROM chatts c
     LEFT JOIN chatts_ticks t ON c.xid = ANY (t.xids) ORDER BY c.time, c.seq"""
+# Each removal (migrations/0007), in the feed order of the chatts it removed: the removal's own sequence number and
+# the tick whose transactions include its own (where the log gives its `event: delete`), the removed chatt's
+# sequence number, who and why, and how many surviving chatts stood before it in feed order.
+FINAL_REMOVALS = """SELECT coalesce(json_agg(json_build_object('id', r.id, 'seq', r.seq, 'chatt_seq', r.chatt_seq,
+        'tick', t.tick, 'token', to_hex(t.token), 'removed_by', r.removed_by, 'reason', r.reason,
+        'after', (SELECT count(*) FROM chatts c WHERE (c.time, c.seq) < (r.chatt_time, r.chatt_seq)))
+        ORDER BY r.chatt_time, r.chatt_seq), '[]')
+    FROM chatts_removals r LEFT JOIN chatts_ticks t ON r.xid = ANY (t.xids)"""
+COUNTS = "SELECT (SELECT count(*) FROM chatts) || ' ' || (SELECT count(*) FROM chatts_removals)"
 
 
 def final_state(services: Services) -> dict:
-    """final.json: the primary's chatts in feed order (id, seq, tick, token, message) and the standby's messages,
-    once it has replayed everything."""
+    """final.json: the primary's chatts in feed order (id, seq, tick, token, message), its removals (FINAL_REMOVALS),
+    and the standby's messages and removed ids, once it has replayed everything."""
     leader, standby = services.synchronous_pair()
     rows = [line.split("|", 4) for line in services.psql(leader, FINAL_CHATTS, "chatterd").splitlines()]
-    wait_until(lambda: services.psql(standby, "SELECT count(*) FROM chatts", "chatterd").strip() == str(len(rows)),
-               30, "the standby to replay every chatt")
+    removals = json.loads(services.psql(leader, FINAL_REMOVALS, "chatterd"))
+    counts = f"{len(rows)} {len(removals)}"
+    wait_until(lambda: services.psql(standby, COUNTS, "chatterd").strip() == counts,
+               30, "the standby to replay every chatt and removal")
     on_standby = Counter(services.psql(standby, "SELECT message FROM chatts", "chatterd").splitlines())
-    return {"chatts": rows, "standby": on_standby}
+    removed_on_standby = services.psql(standby, "SELECT id FROM chatts_removals", "chatterd").split()
+    return {"chatts": rows, "removals": removals, "standby": on_standby, "standby_removals": removed_on_standby}
 
 
 def stored_chatts(rows: list[list[str]]) -> list[StoredChatt]:
@@ -90,17 +114,25 @@ def stored_chatts(rows: list[list[str]]) -> list[StoredChatt]:
                         token=token or None) for chatt, seq, tick, token, message in rows]
 
 
+def stored_removals(rows: list[dict]) -> list[StoredRemoval]:
+    return [StoredRemoval(id=row["id"], seq=row["seq"], chatt_seq=row["chatt_seq"], after=row["after"],
+                          tick=row["tick"], token=row["token"], removed_by=row["removed_by"], reason=row["reason"])
+            for row in rows]
+
+
 def report(verdict: checker.Verdict, path: Path) -> str:
-    lines = ["| fault | acknowledged | lost | duplicated | indeterminate | unavailable (s) | slowest non-200 (s) "
-             "| converged (s) | through HAProxy after the heal (200s) | HAProxy sessions after the heal |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| fault | acknowledged | lost | duplicated | indeterminate | removals (200 of tried; during the cut) "
+             "| unavailable (s) | slowest non-200 (s) | converged (s) | through HAProxy after the heal (200s) "
+             "| HAProxy sessions after the heal |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in verdict.faults:
         converged = "never" if f.converged is None else f"{f.converged:.1f}"
         after = ", ".join(f"{host} {count}" for host, count in sorted(f.after_heal.items())) or "none"
         sessions = "unknown" if f.lb_sessions is None else ", ".join(
             f"{host} +{count}" for host, count in sorted(f.lb_sessions.items()))
         lines.append(f"| {f.name} | {f.acknowledged} | {f.lost} | {f.duplicated} | {f.indeterminate} "
-                     f"| {f.unavailable:.1f} | {f.slowest_refusal:.1f} | {converged} | {after} | {sessions} |")
+                     f"| {f.removed} of {f.removals}; {f.removals_during} | {f.unavailable:.1f} "
+                     f"| {f.slowest_refusal:.1f} | {converged} | {after} | {sessions} |")
     lines += ["", "Evidence that each fault took effect:"]
     for f in verdict.faults:
         lines.append(f"- {f.name}: " + ("; ".join(f.evidence) if f.evidence else "NONE"))
@@ -113,8 +145,9 @@ def report(verdict: checker.Verdict, path: Path) -> str:
               f"{verdict.reads} successful whole-feed reads ({verdict.reads_through_lb} through HAProxy on new "
               f"connections), {verdict.membership_checked} held to membership",
               f"{verdict.reads_lacking_in_flight} reads lacked rows of posts still in flight when they began "
-              f"(allowed: a feed is in transaction-start order; at most {verdict.most_lacking} in one read)",
-              "subscribers (each from the empty store on; connections through app1, app2 or HAProxy):"]
+              f"(allowed: a feed is in transaction-start order; at most {verdict.most_lacking} in one read)"]
+    lines += [f"removals: {text}" for text in verdict.removals]
+    lines += ["subscribers (each from the empty store on; connections through app1, app2 or HAProxy):"]
     lines += [f"- {summary}" for summary in verdict.subscribers]
     shown = verdict.other_process[:checker.SHOWN]
     more = len(verdict.other_process) - len(shown)
@@ -131,7 +164,9 @@ def recheck(results: Path) -> int:
     records = [json.loads(line) for line in (results / "outcomes.jsonl").read_text().splitlines()]
     windows = [checker.Window(**window) for window in json.loads((results / "windows.json").read_text())]
     final = json.loads((results / "final.json").read_text())
-    verdict = checker.check(records, windows, stored_chatts(final["chatts"]), Counter(final["standby"]))
+    verdict = checker.check(records, windows, stored_chatts(final["chatts"]), Counter(final["standby"]),
+                            removals=stored_removals(final.get("removals", [])),
+                            standby_removals=final.get("standby_removals"))
     print(report(verdict, results / "report.md"), flush=True)
     return 1 if verdict.problems else 0
 
@@ -182,13 +217,15 @@ def main() -> int:
         network.create()
         services = Services(network, work, Path(args.repo), args.chatterd)
         cert, key = make_certificate(work)
-        start_cluster(services, cert, key)
+        admin_tokens = make_admin_tokens(work)
+        start_cluster(services, cert, key, admin_tokens)
         run = Run(services, cert, say)
         outcomes = results / "outcomes.jsonl"
         hosts = [f"--host={h}={HOSTS[h]}:{CHATTERD_PORT}" for h in ("app1", "app2")]
         load = network.spawn("client", "load", sys.executable, str(Path(__file__).with_name("load.py")),
                              f"--lb={HOSTS['lb']}:443", *hosts, f"--cafile={cert}", f"--out={outcomes}",
-                             f"--run=r{os.getpid()}")
+                             f"--run=r{os.getpid()}", f"--admin-token-file={admin_tokens}",
+                             f"--database={HOSTS['db1']},{HOSTS['db2']}")
         say(f"load running; {BASELINE_SECONDS:.0f} s of baseline")
         time.sleep(BASELINE_SECONDS)
         windows = [inject(run, fault) for fault in chosen]

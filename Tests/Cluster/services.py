@@ -284,7 +284,7 @@ class Services:
 
     # --- chatterd
 
-    def chatterd_environment(self, host: str, cert: Path, key: Path) -> dict[str, str]:
+    def chatterd_environment(self, host: str, cert: Path, key: Path, admin_tokens: Path) -> dict[str, str]:
         return {
             "CHATTERD_HOST": self.ip(host), "CHATTERD_PORT": str(CHATTERD_PORT),
             "CHATTERD_CERT": str(cert), "CHATTERD_KEY": str(key),
@@ -294,11 +294,12 @@ class Services:
             "CHATTERD_MIGRATIONS": str(self.repo / "migrations"),
             "CHATTERD_TRUSTED_PROXY": self.ip("lb"),
             "CHATTERD_STRICT_FEEDS": "true",
+            "CHATTERD_ADMIN_TOKEN_FILE": str(admin_tokens),
         }
 
-    def start_chatterd(self, host: str, cert: Path, key: Path) -> None:
+    def start_chatterd(self, host: str, cert: Path, key: Path, admin_tokens: Path) -> None:
         self.chatterd[host] = self.net.spawn(host, f"chatterd-{host}", self.chatterd_bin, "serve",
-                                             env=self.chatterd_environment(host, cert, key))
+                                             env=self.chatterd_environment(host, cert, key, admin_tokens))
 
     def balanced(self, cafile: Path) -> bool:
         """Whether a request from the client host through HAProxy is answered 200 by /readyz."""

@@ -3,8 +3,10 @@ TLS, one directly to each chatterd host and two through HAProxy.
 
 Each starts from the store's very beginning: before any post it reads the feed (empty) from where it will subscribe
 and sends that answer's Feed-Position as Last-Event-ID, so it must receive every chatt the run stores, each once.
-It records every event, every connection (with the X-Request-Id prefix of the chatterd process that served it),
-every refusal and every drop, and resumes with Last-Event-ID set to the last event it had. Like a phone, it leaves
+It records every event (a chatt: its position, id and message; `event: delete`: its position and the removed chatt's
+id; `event: reset`, which ends it: it would have to read the feed again, and the run fails), every connection (with
+the X-Request-Id prefix of the chatterd process that served it), every refusal and every drop, and resumes with
+Last-Event-ID set to the last event it had, a chatt's or a removal's. Like a phone, it leaves
 now and then: every ROTATE_SECONDS it closes its connection and resumes on a new one, so each subscriber resumes
 during every fault; one through HAProxy may land on the other chatterd, and a direct one whose host refuses it
 tries the other host until its next rotation takes it home."""
@@ -41,6 +43,10 @@ class Rotated(Exception):
 
 
 class Stopped(Exception):
+    pass
+
+
+class Reset(Exception):
     pass
 
 
@@ -160,6 +166,7 @@ class Subscriber:
         self.last_event_id: str | None = None
         self.last_event = time.monotonic()
         self.connected = False
+        self.reset = False  # it got `event: reset`, and follows no more
 
     def begin(self, deadline: float) -> bool:
         """Reads the feed from its home until it answers 200 (until `deadline`): its Feed-Position is where the
@@ -205,6 +212,10 @@ class Subscriber:
             except Rotated:
                 self.note("rotated")
                 choice = 0
+            except Reset:
+                self.note("reset", last_event_id=self.last_event_id)
+                self.reset = True
+                return
             except (Dropped, ValueError) as drop:
                 self.note("dropped", reason=str(drop))
             except Stopped:
@@ -216,16 +227,23 @@ class Subscriber:
     def follow(self, wire: Wire, headers: dict) -> None:
         for kind, event_id, data in events(body_chunks(wire, headers)):
             record = {"op": "event", "sub": self.name, "t": time.monotonic(), "id": event_id, "event": kind}
-            if kind == "message":
+            if kind in ("message", "delete"):
                 try:
-                    row = json.loads(data)
-                    record["chatt"], record["msg"] = row[2], row[1]
+                    if kind == "message":
+                        row = json.loads(data)
+                        record["chatt"], record["msg"] = row[2], row[1]
+                    elif isinstance(removed := json.loads(data), str):
+                        record["chatt"] = removed
+                    else:
+                        record["data"] = data
                 except (ValueError, IndexError, TypeError, KeyError):
                     record["data"] = data
                 self.last_event_id, self.last_event = event_id, record["t"]
+            else:
+                record["data"] = data
             self.recorder.write(**record)
             if kind == "reset":
-                raise Dropped("reset")
+                raise Reset()
 
     def note(self, what: str, **fields) -> None:
         self.recorder.write(**{"op": "sub", "sub": self.name, "what": what, "t": time.monotonic(), **fields})
@@ -261,10 +279,11 @@ def start(lb: str, hosts: dict[str, str], context: ssl.SSLContext, recorder: Rec
 
 
 def drain(subscribers: list[Subscriber]) -> None:
-    """Waits, once nothing more is posted, until every subscriber is connected and quiet (or DRAIN_LONGEST)."""
+    """Waits, once nothing more is posted, until every subscriber is connected and quiet (or DRAIN_LONGEST); one
+    that was reset follows no more."""
     deadline = time.monotonic() + DRAIN_LONGEST
     while time.monotonic() < deadline:
         now = time.monotonic()
-        if all(s.connected and now - s.last_event >= DRAIN_QUIET for s in subscribers):
+        if all(s.reset or (s.connected and now - s.last_event >= DRAIN_QUIET) for s in subscribers):
             return
         time.sleep(0.2)
