@@ -104,7 +104,8 @@ public final class InMemoryChattRepository: ChattRepository {
             sequence: serial,
             chatt: StoredChatt(
                 name: chatt.name, message: chatt.message, id: id, timestamp: timestamp, geodata: chatt.geodata))
-        let place = state.rows.firstIndex { row.position < $0.chatt.position } ?? state.rows.endIndex
+        // From the end: a new row almost always goes last, and tests add tens of thousands.
+        let place = state.rows.lastIndex { $0.chatt.position <= row.position }.map { $0 + 1 } ?? 0
         state.rows.insert(Row(chatt: row, tick: nil), at: place)
         return row
     }
