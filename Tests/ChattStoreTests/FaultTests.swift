@@ -36,7 +36,8 @@ extension DatabaseTests {
                     error = await caughtAsync { () async throws(RepositoryError) in try await repository.add(chatt) }
                 }
                 #expect(error?.kind == .unavailable)
-                #expect(elapsed > 0.25 && elapsed < 2, "\(elapsed) s")
+                // The statement timeout (57014 below) ended it, so not before 300 ms; a loaded machine only adds.
+                #expect(elapsed > 0.25, "\(elapsed) s")
                 let raw = await caughtAsync { () async throws(StoreError) in
                     try await pool.withSession(before: .soon) { session throws(StoreError) in
                         _ = try await session.query("SELECT count(*) FROM chatts")
@@ -65,7 +66,8 @@ extension DatabaseTests {
                 }
                 #expect(error?.code == .poolTimeout)
                 #expect(error?.repositoryError.kind == .unavailable)
-                #expect(elapsed > 0.25 && elapsed < 1.5, "\(elapsed) s")
+                // The acquire timeout ended it, so not before 300 ms; a loaded machine only adds.
+                #expect(elapsed > 0.25, "\(elapsed) s")
                 await holder.release()
                 try await PostgresChattRepository(pool: pool).ping(before: .soon)
                 #expect(pool.stats == PGConnectionPool.Stats(size: 1, inUse: 0, idle: 1))
