@@ -105,7 +105,9 @@ let package = Package(
         .testTarget(
             name: "ChattStreamTests",
             dependencies: ["ChangeLog", "ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking", "TestSupport"]),
-        .testTarget(name: "ChattFeedTests", dependencies: ["ChangeLog", "ChattFeed", "ChattModel", "TestSupport", "Locking"]),
+        .testTarget(
+            name: "ChattFeedTests",
+            dependencies: ["ChangeLog", "ChattFeed", "ChattModel", "TestSupport", "Locking", "CZlib", "HTTPCore"]),
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),

@@ -10,3 +10,9 @@ static inline int czlib_deflate_init_gzip(z_streamp stream, int level) {
 static inline int czlib_inflate_init_gzip(z_streamp stream) {
     return inflateInit2(stream, 15 + 16);
 }
+
+// windowBits -15: raw deflate (RFC 1951) with no wrapper, for a gzip member whose header, pieces and trailer
+// the caller puts together itself.
+static inline int czlib_deflate_init_raw(z_streamp stream, int level) {
+    return deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+}

@@ -80,7 +80,7 @@ public final class EncodedFeed: Sendable {
     ) -> SingleFlight<FeedRepresentation> {
         SingleFlight {
             guard let (body, hash) = lineage.gzip(of: tip, contentHash: contentHash) else { return identity }
-            return FeedRepresentation(body: body, contentHash: hash, coding: "gzip", variant: String(Gzip.feedLevel))
+            return FeedRepresentation(body: body, contentHash: hash, coding: "gzip", variant: Gzip.feedVariant)
         }
     }
 

@@ -16,7 +16,8 @@ import Locking
 /// The settled bytes are segments (`ByteSegments`, compacted as they grow), and so is the gzip stream's output:
 /// a version's body is the segments settled so far plus its own tail, and its gzip form the stream's output so
 /// far plus its own finish. A version costs its tail, not a copy of the feed, and a reader still sending an older
-/// version holds only the segments that no newer version shares.
+/// version holds only the segments that no newer version shares. A removal starts a new lineage from the rows
+/// kept, which carries the gzip pieces (`GzipPieces`) the removed rows were not in.
 final class FeedLineage: Sendable {
     /// Rows kept in the tail before the rows of the latest change.
     static let tailRows = 8
@@ -29,17 +30,12 @@ final class FeedLineage: Sendable {
         var rowStarts: [Int]
         /// Each settled row's sequence number, which with its timestamp places it in feed order.
         var rowSequences: [Int64]
+        /// Where each gzip piece of the settled bytes ends: just after a row `GzipPieces` ends one with.
+        var pieceEnds: [Int]
         /// Over the settled bytes.
         var hasher: ContentHasher
         /// The newest version; only it can take in more rows.
         var tip: FeedTip
-    }
-
-    private struct Compressed: Sendable {
-        var stream: GzipStream?
-        var failed = false
-        /// The last snapshot, and the content hash of the version it is the gzip form of.
-        var latest: (body: HTTPBody, contentHash: UInt64)?
     }
 
     private struct SettledIndex: Sendable {
@@ -49,17 +45,21 @@ final class FeedLineage: Sendable {
     }
 
     private let settled: Locked<Settled>
-    private let compressed = Locked(Compressed())
+    /// The gzip form of its versions.
+    let compressed: LineageGzip
     private let index = Locked(SettledIndex())
 
     fileprivate init(
-        kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], rowSequences: [Int64], tip: FeedTip
+        kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], rowSequences: [Int64], pieceEnds: [Int],
+        tip: FeedTip, carrying pieces: [LineageGzip.CarriedPiece] = []
     ) {
         self.kind = kind
         var hasher = ContentHasher()
         hasher.update(bytes)
         settled = Locked(Settled(
-            bytes: bytes, rowStarts: rowStarts, rowSequences: rowSequences, hasher: hasher, tip: tip))
+            bytes: bytes, rowStarts: rowStarts, rowSequences: rowSequences, pieceEnds: pieceEnds, hasher: hasher,
+            tip: tip))
+        compressed = LineageGzip(carrying: pieces)
     }
 
     /// The content hash of the newest version's body, from the settled bytes' hash state.
@@ -103,6 +103,7 @@ final class FeedLineage: Sendable {
             state.rowStarts.append(state.bytes.count + bytes.count)
             state.rowSequences.append(row.sequence)
             ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
+            if GzipPieces.endsPiece(after: row.chatt.id) { state.pieceEnds.append(state.bytes.count + bytes.count) }
             settledRows += 1
             boundary = row.position
         }
@@ -117,12 +118,12 @@ final class FeedLineage: Sendable {
 
     /// The first version of a new lineage: `tip`'s rows but those at `places` (removed chatts', found by binary
     /// search), and its content hash; nil when `tip` is not the newest version, or holds none of them. The settled
-    /// rows kept are copied into the new lineage (their gzip stream and index start over with it); the store is not
-    /// read.
+    /// rows kept are copied into the new lineage, with the gzip pieces that held none of the removed rows; its index
+    /// starts over. The store is not read.
     func removing(_ places: [FeedPosition], from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
         guard
-            let (starts, sequences) = settled.withLock({ state -> ([Int], [Int64])? in
-                state.tip.serial == tip.serial ? (state.rowStarts, state.rowSequences) : nil
+            let (starts, sequences, ends) = settled.withLock({ state -> ([Int], [Int64], [Int])? in
+                state.tip.serial == tip.serial ? (state.rowStarts, state.rowSequences, state.pieceEnds) : nil
             })
         else { return nil }
         let rows = places.compactMap { place -> Int? in
@@ -138,22 +139,48 @@ final class FeedLineage: Sendable {
         bytes.reserveCapacity(tip.settledLength)
         var kept: [Int] = []
         var keptSequences: [Int64] = []
-        for row in 0..<tip.settledRows where !gone.contains(row) {
+        var keptEnds: [Int] = []
+        var nextEnd = 0
+        for row in 0..<tip.settledRows {
             // Row i runs from its "[" to the "," before the next row, or to the end of the settled bytes.
             let end = row + 1 < tip.settledRows ? starts[row + 1] - 1 : tip.settledLength
+            while nextEnd < ends.count, ends[nextEnd] < end { nextEnd += 1 }
+            guard !gone.contains(row) else { continue }
             if !kept.isEmpty { bytes.append(UInt8(ascii: ",")) }
             kept.append(bytes.count)
             keptSequences.append(sequences[row])
             tip.settled.forEachSlice(in: starts[row]..<end) { bytes.append(contentsOf: $0) }
+            if nextEnd < ends.count, ends[nextEnd] == end { keptEnds.append(bytes.count) }
         }
+        let carried = Self.carried(compressed.pieces(), starts: starts, gone: gone.sorted(), kept: kept)
         let tail = tip.tail.enumerated().filter { !gone.contains(tip.settledRows + $0.offset) }.map(\.element)
         let segments = ByteSegments(bytes)
         // The boundary stays the removed rows' own when theirs was: a row sorting after it is still placed.
         let first = FeedTip(
             serial: 0, settled: segments, settledRows: kept.count, boundary: tip.boundary, tail: tail, kind: kind)
         let lineage = FeedLineage(
-            kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, tip: first)
+            kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, pieceEnds: keptEnds,
+            tip: first, carrying: carried)
         return (lineage, first)
+    }
+
+    /// The gzip pieces of this lineage that a lineage without the rows `gone` (ascending) has too, at their places
+    /// there (`kept`: where each kept row starts in it): those that hold no removed row and follow a kept row (or
+    /// open the feed), so that their input, and so their bytes, are the same.
+    private static func carried(
+        _ pieces: [LineageGzip.CarriedPiece], starts: [Int], gone: [Int], kept: [Int]
+    ) -> [LineageGzip.CarriedPiece] {
+        pieces.compactMap { piece in
+            // A piece other than the first starts at the "," before its first row.
+            let first = piece.input.lowerBound == 0 ? 0 : starts.firstIndex(atLeast: piece.input.lowerBound + 1)
+            let last = starts.firstIndex(atLeast: piece.input.upperBound) - 1
+            let goneBefore = gone.firstIndex(atLeast: max(first - 1, 0))
+            guard first <= last, goneBefore == gone.count || gone[goneBefore] > last else { return nil }
+            let (newFirst, newLast) = (first - goneBefore, last - goneBefore)
+            let start = first == 0 ? 0 : kept[newFirst] - 1
+            let end = kept[newLast] + (piece.input.upperBound - starts[last])
+            return LineageGzip.CarriedPiece(input: start..<end, bytes: piece.bytes, crc: piece.crc)
+        }
     }
 
     // MARK: - Row offsets, gzip, index
@@ -165,30 +192,10 @@ final class FeedLineage: Sendable {
         return settled.withLock { $0.rowStarts[row] }
     }
 
-    /// The gzip form of `tip`'s body, with the content hash of the version it is of: this one, or a newer one
-    /// when the stream has already gone past this one's settled rows (a newer version is as good for whoever
-    /// asked). Nil if zlib failed. Compresses the rows settled since the last snapshot, then a copy of the stream
-    /// finishes the tail.
+    /// The gzip form of `tip`'s body, with the content hash of the version it is of (see `LineageGzip.gzip`).
     func gzip(of tip: FeedTip, contentHash: UInt64) -> (body: HTTPBody, contentHash: UInt64)? {
-        compressed.withLock { state in
-            if state.stream == nil, !state.failed {
-                state.stream = GzipStream()
-                state.failed = state.stream == nil
-            }
-            guard let stream = state.stream else { return nil }
-            if stream.consumed > tip.settledLength { return state.latest }
-            var fed = true
-            tip.settled.forEachSlice(in: stream.consumed..<tip.settledLength) { slice in
-                fed = fed && slice.withUnsafeBytes { stream.append($0) }
-            }
-            guard fed, let body = stream.snapshot(finishingWith: tip.tailBytes + [UInt8(ascii: "]")]) else {
-                state.stream = nil
-                state.failed = true
-                return nil
-            }
-            state.latest = (body, contentHash)
-            return state.latest
-        }
+        let ends = settled.withLock { $0.pieceEnds }
+        return compressed.gzip(of: tip, contentHash: contentHash, pieceEnds: ends, tailPieceEnds: tip.tailPieceEnds)
     }
 
     /// The first row of `tip` that sorts after `place` in feed order (`tip.rowCount` when none does): a binary search
@@ -252,6 +259,7 @@ struct FeedLineageBuilder {
     private var bytes: [UInt8] = [UInt8(ascii: "[")]
     private var rowStarts: [Int] = []
     private var rowSequences: [Int64] = []
+    private var pieceEnds: [Int] = []
     /// The newest rows read: the tail, and the row before it.
     private var recent: [SequencedChatt] = []
 
@@ -267,6 +275,7 @@ struct FeedLineageBuilder {
         rowStarts.append(bytes.count)
         rowSequences.append(row.sequence)
         ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
+        if GzipPieces.endsPiece(after: row.chatt.id) { pieceEnds.append(bytes.count) }
         recent.append(row)
         if recent.count > FeedLineage.tailRows + 1 { recent.removeFirst() }
     }
@@ -285,7 +294,8 @@ struct FeedLineageBuilder {
             tail: Array(recent.suffix(tailCount)), kind: kind)
         let lineage = FeedLineage(
             kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]),
-            rowSequences: Array(rowSequences[0..<settledRows]), tip: tip)
+            rowSequences: Array(rowSequences[0..<settledRows]), pieceEnds: pieceEnds.filter { $0 <= settledLength },
+            tip: tip)
         return (lineage, tip)
     }
 }

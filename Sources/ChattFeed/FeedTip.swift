@@ -19,6 +19,8 @@ struct FeedTip: Sendable {
     let tailBytes: [UInt8]
     /// Where each tail row's `[` is in `tailBytes`.
     let tailRowStarts: [Int]
+    /// Where each gzip piece in `tailBytes` ends (`GzipPieces`).
+    let tailPieceEnds: [Int]
 
     /// The length of the settled bytes.
     var settledLength: Int { settled.count }
@@ -49,14 +51,17 @@ struct FeedTip: Sendable {
         self.tail = tail
         var bytes: [UInt8] = []
         var starts: [Int] = []
+        var ends: [Int] = []
         starts.reserveCapacity(tail.count)
         for (index, row) in tail.enumerated() {
             if index > 0 || settledRows > 0 { bytes.append(UInt8(ascii: ",")) }
             starts.append(bytes.count)
             ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
+            if GzipPieces.endsPiece(after: row.chatt.id) { ends.append(bytes.count) }
         }
         tailBytes = bytes
         tailRowStarts = starts
+        tailPieceEnds = ends
     }
 
     /// The tail row holding `id`, counted from the feed's first row.

@@ -51,7 +51,9 @@ import Testing
             let identity = feed.identity.body.bytes
             let gzip = await feed.gzipped()
             #expect(gunzip(gzip.body.bytes) == identity, "round \(round)")
-            #expect(gzip.body.bytes == Gzip.compress(identity), "one-shot gzip of the same bytes")
+            #expect(
+                gzip.body.bytes == Gzip.compress(identity, pieceEnds: feedPieceEnds(identity)),
+                "one-shot gzip of the same bytes")
             #expect(address(feed.identity.body.segments[0]) == address(readBytes), "the full read is shared")
             #expect(address(gzip.body.segments[0]) == address(readGzip), "so is its compressed form")
             #expect(feed.identity.body.segments.count <= 12 && gzip.body.segments.count <= 12)
