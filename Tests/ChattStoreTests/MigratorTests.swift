@@ -8,7 +8,7 @@ extension DatabaseTests {
     @Suite struct MigratorTests {
         let directory = TestDatabase.migrationsDirectory
         /// Every migration in migrations/, in order.
-        let allVersions = ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
+        let allVersions = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"]
 
         @Test func migrationsApplyAndAreRecorded() async throws {
             try await TestDatabase.with(migrated: false) { database throws in
@@ -38,12 +38,14 @@ extension DatabaseTests {
 
         @Test func theMigratorsSessionIsLeftAsItWas() async throws {
             try await TestDatabase.with(migrated: false) { database throws in
+                // Advisory locks of this database only: the other tests' migrators run beside this one.
                 let connection = try TestDatabase.plainConnection(database.conninfo())
                 let files = try MigrationFile.load(directory: directory)
                 #expect(try Migrator.migrate(files, on: connection) == allVersions)
                 let result = try connection.query("""
                     SELECT current_setting('statement_timeout'),
-                           (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory')::text
+                           (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+                                AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))::text
                     """)
                 #expect([result.string(row: 0, column: 0), result.string(row: 0, column: 1)] == ["5s", "0"])
             }
