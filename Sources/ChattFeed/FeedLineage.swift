@@ -21,6 +21,8 @@ import Locking
 final class FeedLineage: Sendable {
     /// Rows kept in the tail before the rows of the latest change.
     static let tailRows = 8
+    /// The most segments a lineage made by a removal starts with, sharing its predecessor's bytes.
+    static let mostSegments = 64
 
     let kind: ChattFeed.Kind
 
@@ -118,7 +120,7 @@ final class FeedLineage: Sendable {
 
     /// The first version of a new lineage: `tip`'s rows but those at `places` (removed chatts', found by binary
     /// search), and its content hash; nil when `tip` is not the newest version, or holds none of them. The settled
-    /// rows kept are copied into the new lineage, with the gzip pieces that held none of the removed rows; its index
+    /// rows kept are shared with the new lineage, with the gzip pieces that held none of the removed rows; its index
     /// starts over. The store is not read.
     func removing(_ places: [FeedPosition], from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
         guard
@@ -135,26 +137,42 @@ final class FeedLineage: Sendable {
         }
         guard !rows.isEmpty else { return nil }
         let gone = Set(rows)
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        bytes.reserveCapacity(tip.settledLength)
+        // The kept rows come in runs between removed ones; each run's bytes (with the "," before it, after the
+        // first) are shared with this lineage's, not copied, and its offsets move by the bytes left out before it.
+        var ranges: [Range<Int>] = [0..<1]  // "["
+        var length = 1
         var kept: [Int] = []
         var keptSequences: [Int64] = []
         var keptEnds: [Int] = []
-        var nextEnd = 0
-        for row in 0..<tip.settledRows {
+        kept.reserveCapacity(tip.settledRows)
+        keptSequences.reserveCapacity(tip.settledRows)
+        var runStart = 0
+        for removed in gone.filter({ $0 < tip.settledRows }).sorted() + [tip.settledRows] {
+            defer { runStart = removed + 1 }
+            guard runStart < removed else { continue }
+            let (first, last) = (runStart, removed - 1)
             // Row i runs from its "[" to the "," before the next row, or to the end of the settled bytes.
-            let end = row + 1 < tip.settledRows ? starts[row + 1] - 1 : tip.settledLength
-            while nextEnd < ends.count, ends[nextEnd] < end { nextEnd += 1 }
-            guard !gone.contains(row) else { continue }
-            if !kept.isEmpty { bytes.append(UInt8(ascii: ",")) }
-            kept.append(bytes.count)
-            keptSequences.append(sequences[row])
-            tip.settled.forEachSlice(in: starts[row]..<end) { bytes.append(contentsOf: $0) }
-            if nextEnd < ends.count, ends[nextEnd] == end { keptEnds.append(bytes.count) }
+            let end = last + 1 < tip.settledRows ? starts[last + 1] - 1 : tip.settledLength
+            let from = kept.isEmpty ? starts[first] : starts[first] - 1
+            let shift = length - from
+            kept += starts[first...last].map { $0 + shift }
+            keptSequences += sequences[first...last]
+            // Every piece end is a row's end: those after the run's first "[" up to its end are its rows'.
+            keptEnds += ends[ends.firstIndex(atLeast: starts[first] + 1)..<ends.firstIndex(atLeast: end + 1)]
+                .map { $0 + shift }
+            if let previous = ranges.last, previous.upperBound == from {
+                ranges[ranges.count - 1] = previous.lowerBound..<end
+            } else {
+                ranges.append(from..<end)
+            }
+            length += end - from
         }
+        var segments = ByteSegments()
+        for range in ranges { tip.settled.forEachSlice(in: range) { segments.append($0) } }
+        // Each removal splits a segment in two: past a few dozen, one copy puts them back together.
+        if segments.segments.count > Self.mostSegments { segments = ByteSegments(segments.bytes) }
         let carried = Self.carried(compressed.pieces(), starts: starts, gone: gone.sorted(), kept: kept)
         let tail = tip.tail.enumerated().filter { !gone.contains(tip.settledRows + $0.offset) }.map(\.element)
-        let segments = ByteSegments(bytes)
         // The boundary stays the removed rows' own when theirs was: a row sorting after it is still placed.
         let first = FeedTip(
             serial: 0, settled: segments, settledRows: kept.count, boundary: tip.boundary, tail: tail, kind: kind)

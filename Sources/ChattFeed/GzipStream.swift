@@ -98,7 +98,9 @@ final class GzipStream: @unchecked Sendable {
     /// with CRC-32 `crc`) while no piece is open, as though its input had been compressed here.
     func append(piece compressed: ByteSegments, length: Int, crc carriedCRC: UInt32) {
         precondition(atPieceStart, "a carried piece starts where a piece ends")
-        for segment in compressed.segments { fresh.append(contentsOf: segment) }
+        // Its bytes are shared, not copied: they follow what is settled.
+        settle()
+        for segment in compressed.segments { output.append(segment) }
         let end = pieceOutput + compressed.count
         pieces.append(Piece(input: consumed..<(consumed + length), output: pieceOutput..<end, crc: carriedCRC))
         crc = Self.combine(crc, carriedCRC, length: length)

@@ -78,4 +78,29 @@ import Testing
         let (done, expected) = deflated(feed, pieces: [1, 2])
         #expect(done == expected)
     }
+
+    /// A lineage made by a removal shares its predecessor's bytes, one more segment each time, until a copy puts
+    /// them together (`FeedLineage.mostSegments`): past that, with posts between, every version is still a full
+    /// read's in both forms.
+    @Test func removalsOneByOnePastTheSegmentLimitKeepEveryVersionAFullReads() async throws {
+        for serial in 1...3_000 { try await repository.add(variedChatt(serial)) }
+        _ = await (try await feeds.read(.maps)).gzipped()
+        var generator = SystemRandomNumberGenerator()
+        var mostSegments = 0
+        for round in 0..<(FeedLineage.mostSegments + 10) {
+            let ids = repository.chatts.map(\.id)
+            var feed = try await remove(ids[Int.random(in: 0..<ids.count, using: &generator)])
+            mostSegments = max(mostSegments, feed.tip.settled.segments.count)
+            if round % 8 == 0 {
+                try await repository.add(variedChatt(10_000 + round))
+                try await feeds.log.noticedAndRead()
+                feed = try await feeds.read(.maps)
+            }
+            if round % 16 == 0 || round >= FeedLineage.mostSegments - 2 {
+                try await expectSameAsRebuilt(feed, .maps, repository)
+            }
+        }
+        #expect(mostSegments > 8, "removals share their bytes rather than copy them")
+        #expect(mostSegments <= FeedLineage.mostSegments + 1)
+    }
 }
