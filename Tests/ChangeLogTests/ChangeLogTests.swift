@@ -238,7 +238,36 @@ import TestSupport
     }
 
     @Test func aReaderWhoseDeadlinePassesIsAnsweredOutOfTime() async throws {
-        let log = log()
+        // The flight is held by its follower, so it cannot land before the reader waits (a flight that has landed
+        // is answered whatever the deadline: on a loaded machine it did).
+        let held = HeldFollower()
+        let log = ChangeLog(repository: store)
+        log.follow(with: held)
         await #expect(throws: ChangeLog.outOfTime) { try await log.synced(before: .now - .seconds(1)) }
+        held.release()
+    }
+
+    /// Holds every change it is told until released.
+    final class HeldFollower: LogFollower {
+        private let state = Locked<(released: Bool, held: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func follow(_ change: LogChange) async {
+            await withCheckedContinuation { continuation in
+                let released = state.withLock { state in
+                    if !state.released { state.held.append(continuation) }
+                    return state.released
+                }
+                if released { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let held = state.withLock { state in
+                state.released = true
+                defer { state.held = [] }
+                return state.held
+            }
+            for continuation in held { continuation.resume() }
+        }
     }
 }

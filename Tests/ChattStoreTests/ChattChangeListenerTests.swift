@@ -12,10 +12,12 @@ extension DatabaseTests {
             var all: [String] { log.withLock { $0 } }
             var changes: Int { all.filter { $0 == "change" }.count }
 
-            func listener(_ database: TestDatabase) -> ChattChangeListener {
+            func listener(
+                _ database: TestDatabase, healthCheckInterval: Duration = ChattChangeListener.defaultHealthCheckInterval
+            ) -> ChattChangeListener {
                 ChattChangeListener(
-                    conninfo: database.conninfo(),
-                    onChange: { self.log.withLock { $0.append("change") } },
+                    conninfo: database.conninfo(), healthCheckInterval: healthCheckInterval,
+                    onChange: { _ in self.log.withLock { $0.append("change") } },
                     onListening: { listening in self.log.withLock { $0.append(listening ? "listening" : "lost") } })
             }
         }
@@ -101,12 +103,12 @@ extension DatabaseTests {
             try await TestDatabase.with { database throws in
                 _ = try database.column("DROP TRIGGER chatts_changed ON chatts")
                 let events = Events()
-                let listener = events.listener(database)
+                let listener = events.listener(database, healthCheckInterval: .milliseconds(50))
                 listener.start()
                 defer { listener.stop() }
                 #expect(await waitUntil { (try? database.column(Self.listenersSQL)) == ["1"] })
-                // Two health checks' worth of time: still no trust.
-                try await Task.sleep(for: .seconds(4.5))
+                // Several health checks' worth of time at 50 ms each: still no trust.
+                try await Task.sleep(for: .milliseconds(300))
                 #expect(events.all.isEmpty)
             }
         }
