@@ -41,6 +41,8 @@ final class GzipStream: @unchecked Sendable {
     private var output: ByteSegments
     /// The stream's output since the last snapshot.
     private var fresh: [UInt8] = []
+    /// The output's segments up to the last carried piece's, which compaction leaves alone.
+    private var carriedSegments = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// The largest piece of input handed to zlib at once: it counts input in 32 bits.
@@ -98,9 +100,11 @@ final class GzipStream: @unchecked Sendable {
     /// with CRC-32 `crc`) while no piece is open, as though its input had been compressed here.
     func append(piece compressed: ByteSegments, length: Int, crc carriedCRC: UInt32) {
         precondition(atPieceStart, "a carried piece starts where a piece ends")
-        // Its bytes are shared, not copied: they follow what is settled.
+        // Its bytes are shared, not copied: they follow what is settled, and later output is never merged into
+        // them (merges cascading into carried pieces copied megabytes a removal).
         settle()
         for segment in compressed.segments { output.append(segment) }
+        carriedSegments = output.segments.count
         let end = pieceOutput + compressed.count
         pieces.append(Piece(input: consumed..<(consumed + length), output: pieceOutput..<end, crc: carriedCRC))
         crc = Self.combine(crc, carriedCRC, length: length)
@@ -150,7 +154,7 @@ final class GzipStream: @unchecked Sendable {
 
     /// Moves the output since the last snapshot into the shared segments.
     private func settle() {
-        output.append(compacting: fresh)
+        output.append(compacting: fresh, keeping: carriedSegments)
         fresh = []
     }
 

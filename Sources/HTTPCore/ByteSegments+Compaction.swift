@@ -13,11 +13,12 @@ extension ByteSegments {
     /// The longest segment a merge makes: 4 MiB, copied in about a millisecond here.
     public static let mergeLimit = 4 << 20
 
-    /// Adds `bytes` as a segment of their own, merged with the ones before it as the rule above says.
-    public mutating func append(compacting bytes: [UInt8]) {
+    /// Adds `bytes` as a segment of their own, merged with the ones before it as the rule above says, but never
+    /// with the first `kept` segments (bytes shared with another value, which a merge would copy again and again).
+    public mutating func append(compacting bytes: [UInt8], keeping kept: Int = 0) {
         guard !bytes.isEmpty else { return }
         append(bytes[...])
-        while segments.count >= 2 {
+        while segments.count - kept >= 2 {
             let newest = segments[segments.count - 1].count, previous = segments[segments.count - 2].count
             guard newest * 2 >= previous, newest + previous <= Self.mergeLimit else { return }
             let last = segments.removeLast()

@@ -30,6 +30,16 @@ func isSoleOwner(_ segment: inout ArraySlice<UInt8>) -> Bool {
         #expect(bytes.segments.allSatisfy { !$0.isEmpty })
     }
 
+    @Test func theSegmentsKeptAreNeverMergedOrCopied() {
+        // Small segments that any later one would be merged into, were they not kept.
+        let kept: [ArraySlice<UInt8>] = (0..<5).map { Array(repeating: UInt8($0), count: 100)[...] }
+        var bytes = ByteSegments(segments: kept)
+        for round in 0..<50 { bytes.append(compacting: Array(repeating: 9, count: 10 + round * 40), keeping: kept.count) }
+        #expect(zip(bytes.segments, kept).allSatisfy { address($0) == address($1) && $0.count == $1.count })
+        #expect(bytes.segments.count > kept.count)
+        #expect(bytes.count == 500 + (0..<50).reduce(0) { $0 + 10 + $1 * 40 })
+    }
+
     @Test func segmentsMoreThanDoubleTowardsTheFrontSoTheyStayFew() {
         var bytes = ByteSegments(Array(repeating: 1, count: 1_000_000)[...])
         for _ in 0..<5_000 {
