@@ -8,7 +8,7 @@ Subscribers are fanout.py's (its Worker: TLS, half HTTP/1.1 and half HTTP/2 by d
 each URL. Once all have their 200 and --settle seconds have passed, each process's /getmaps is read with gzip and its
 `chatterd_feed_full_reads_total` noted. Then --removals removals of the ids in --ids-file, one every --interval
 seconds, each a DELETE /chatts/<id> sent to the processes by turns (Authorization: Bearer --token). After each 200,
-one thread a process asks GET /getmaps (Accept-Encoding: gzip, If-None-Match: the last tag) every --poll-ms
+a client process for each server asks GET /getmaps (Accept-Encoding: gzip, If-None-Match: the last tag) every --poll-ms
 milliseconds until a 200 whose body no longer holds the id: gone = the arrival of that answer's head - the DELETE's
 200. Subscribers note when each delete event arrives (time.monotonic, one clock for every process); latency = that -
 the 200 (negative when the event came first). Every subscriber should get every removal once, in order, and no
@@ -34,7 +34,6 @@ import random
 import re
 import ssl
 import sys
-import threading
 import time
 import urllib.parse
 
@@ -166,18 +165,28 @@ class Poller:
             raise SystemExit("removals.py: GET /getmaps answered %d" % status)
         return status, arrived, body
 
-    def until_gone(self, chatt, answered, poll, limit, out):
-        """Polls until a body without `chatt`; appends (seconds from `answered`) or None past `limit` to `out`."""
+    def until_gone(self, chatt, answered, poll, limit):
+        """Polls until a body without `chatt`: seconds from `answered`, or None past `limit`."""
         needle = chatt.encode()
         while True:
             status, arrived, body = self.read()
             if status == 200 and needle not in body:
-                out.append(arrived - answered)
-                return
+                return arrived - answered
             if arrived - answered > limit:
-                out.append(None)
-                return
+                return None
             time.sleep(poll)
+
+
+def poll(url, cacert, pipe):
+    """A process of its own for each server's poller, so that one's gunzip never delays the other's clock."""
+    poller = Poller(url, cacert)
+    poller.read()
+    pipe.send("ready")
+    while True:
+        job = pipe.recv()
+        if job is None:
+            return
+        pipe.send(poller.until_gone(*job))
 
 
 def quantile(values, q):
@@ -243,9 +252,16 @@ def main():
         subscribed, failed, dict(unexpected), time.monotonic() - started, args.settle), file=sys.stderr, flush=True)
     time.sleep(args.settle)
 
-    pollers = [Poller(url, args.cacert) for url in args.urls]
+    pollers = []
+    for url in args.urls:
+        ours, theirs = context.Pipe()
+        proc = context.Process(target=poll, args=(url, args.cacert, theirs), daemon=True)
+        proc.start()
+        pollers.append(ours)
+        procs.append(proc)
     for poller in pollers:
-        poller.read()
+        if poller.recv() != "ready":
+            raise SystemExit("removals.py: a poller failed")
     watchers = [Client(url, args.cacert) for url in args.urls]
     full_reads_before = [metric(c, "chatterd_feed_full_reads_total") for c in watchers]
     removers = [Client(url, args.cacert) for url in args.urls]
@@ -270,12 +286,10 @@ def main():
             continue
         answered.append(arrived)
         delete_ms.append((arrived - t) * 1000)
-        threads = [threading.Thread(target=p.until_gone, args=(chatt, arrived, args.poll_ms / 1000, 10.0, gone[n]))
-                   for n, p in enumerate(pollers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        for poller in pollers:
+            poller.send((chatt, arrived, args.poll_ms / 1000, 10.0))
+        for n, poller in enumerate(pollers):
+            gone[n].append(poller.recv())
     span = time.monotonic() - begin
     time.sleep(args.grace)
     cpu_server = [fanout.cpu_seconds(p) - c for p, c in zip(pids, cpu_before)]
@@ -284,6 +298,8 @@ def main():
     bins = collections.Counter()
     missing = duplicates = streaming = phase_bytes = 0
     ended = collections.Counter()
+    for poller in pollers:
+        poller.send(None)
     for pipe in pipes:
         pipe.send(("stop", answered, sent))
     for pipe in pipes:
