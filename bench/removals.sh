@@ -12,8 +12,10 @@
 # Writes .build/removals/results.md and keeps every tool's output there.
 #
 # Usage: bench/removals.sh [--rows N] [--subscribers N] [--removals K] [--retain N] [--mix-rate R] [--duration S]
-#                          [--rounds K] [--only fanout|retention]
+#                          [--rounds K] [--poll-ms MS] [--h2-mux] [--only fanout|retention]
 #   defaults: --rows 100000 --subscribers 10000 --removals 30 --retain 50000 --mix-rate 100 --duration 20 --rounds 2
+#   --poll-ms 5 (how often each /getmaps is asked while a removal is awaited; 0: not at all, events alone);
+#   --h2-mux: every subscriber an HTTP/2 stream, 100 to a connection (far less client work per event)
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
 
@@ -25,9 +27,9 @@ for lib in scripts/lib/common.sh scripts/lib/postgres.sh bench/lib/procs.sh benc
     source "$lib"
 done
 
-usage() { sed -n '15,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '14,19p' "$0" | sed 's/^# \{0,1\}//'; }
 
-rows=100000 subscribers=10000 removals=30 retain=50000 mix_rate=100 duration=20 rounds=2 only=''
+rows=100000 subscribers=10000 removals=30 retain=50000 mix_rate=100 duration=20 rounds=2 poll_ms=5 mux=() only=''
 command_line="bench/removals.sh${*:+ $*}"
 while (( $# > 0 )); do
     case $1 in
@@ -38,6 +40,8 @@ while (( $# > 0 )); do
         --mix-rate) mix_rate=${2:?}; shift 2 ;;
         --duration) duration=${2:?}; shift 2 ;;
         --rounds) rounds=${2:?}; shift 2 ;;
+        --poll-ms) poll_ms=${2:?}; shift 2 ;;
+        --h2-mux) mux=(--h2-share 1 --h2-streams 100); shift ;;
         --only) only=${2:?}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option: $1" ;;
@@ -99,7 +103,7 @@ run_fanout() {
     log "fan-out: $subscribers subscribers on two processes, $removals removals"
     run_tracked "$out/removals.txt" python3 bench/lib/removals.py "${urls[@]}" --pids "${pids[0]},${pids[1]}" \
         --token "$token" --ids-file "$out/removal-ids" --subscribers "$subscribers" --removals "$removals" \
-        --cacert "$crt" || die "removals.py failed (see $out/removals.txt)"
+        --poll-ms "$poll_ms" "${mux[@]}" --cacert "$crt" || die "removals.py failed (see $out/removals.txt)"
     line=$(sed -n 's/^REMOVALS //p' "$out/removals.txt")
     [[ -n $line ]] || die "no REMOVALS line in $out/removals.txt"
     stop_tracked_one "${pids[0]}"

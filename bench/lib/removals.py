@@ -4,8 +4,8 @@ store, a moderator removing chatts one at a time, and both processes' /getmaps p
 how long each removal takes to reach every subscriber as event: delete and to leave each process's /getmaps, counted
 from its 200.
 
-Subscribers are fanout.py's (its Worker: TLS, half HTTP/1.1 and half HTTP/2 by default, one per connection), half on
-each URL. Once all have their 200 and --settle seconds have passed, each process's /getmaps is read with gzip and its
+Subscribers are fanout.py's (its Worker: TLS, half HTTP/1.1 and half HTTP/2 by default, one per connection, or
+--h2-streams to an HTTP/2 connection), half on each URL. Once all have their 200 and --settle seconds have passed, each process's /getmaps is read with gzip and its
 `chatterd_feed_full_reads_total` noted. Then --removals removals of the ids in --ids-file, one every --interval
 seconds, each a DELETE /chatts/<id> sent to the processes by turns (Authorization: Bearer --token). After each 200,
 a client process for each server asks GET /getmaps (Accept-Encoding: gzip, If-None-Match: the last tag) every --poll-ms
@@ -18,7 +18,7 @@ chunk framing counted, HTTP/2 frame headers and TLS records not), over subscribe
 Prints one line "REMOVALS key=value ...".
 
 Usage: removals.py URL1 URL2 --pids P1,P2 --token T --ids-file F [--subscribers N] [--removals K] [--interval S]
-       [--cacert FILE] [--h2-share F] [--workers W] [--settle S] [--grace S] [--poll-ms MS]
+       [--cacert FILE] [--h2-share F] [--h2-streams K] [--workers W] [--settle S] [--grace S] [--poll-ms MS]
 """
 
 import argparse
@@ -205,12 +205,13 @@ def main():
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--cacert")
     parser.add_argument("--h2-share", type=float, default=0.5)
+    parser.add_argument("--h2-streams", type=int, default=1, help="HTTP/2 subscribers a connection")
     parser.add_argument("--workers", type=int, default=2, help="subscriber processes, shared by the two URLs")
     parser.add_argument("--sources", type=int, default=8)
     parser.add_argument("--opening", type=int, default=64)
     parser.add_argument("--settle", type=float, default=5.0)
     parser.add_argument("--grace", type=float, default=3.0)
-    parser.add_argument("--poll-ms", type=float, default=5.0)
+    parser.add_argument("--poll-ms", type=float, default=5.0, help="0: /getmaps is not polled")
     args = parser.parse_args()
     pids = [int(p) for p in args.pids.split(",")]
     with open(args.ids_file) as f:
@@ -221,7 +222,11 @@ def main():
 
     # fanout.py's plan: h2 subscribers one stream a connection; half on each URL, each URL's half over its workers.
     h2_subs = int(round(args.subscribers * args.h2_share))
-    plan = [(False, 1)] * (args.subscribers - h2_subs) + [(True, 1)] * h2_subs
+    plan = [(False, 1)] * (args.subscribers - h2_subs)
+    left = h2_subs
+    while left > 0:
+        plan.append((True, min(args.h2_streams, left)))
+        left -= args.h2_streams
     random.Random(1).shuffle(plan)
     context = multiprocessing.get_context("fork")
     phase = context.Value("d", 0.0, lock=False)
@@ -253,7 +258,7 @@ def main():
     time.sleep(args.settle)
 
     pollers = []
-    for url in args.urls:
+    for url in args.urls if args.poll_ms > 0 else []:
         ours, theirs = context.Pipe()
         proc = context.Process(target=poll, args=(url, args.cacert, theirs), daemon=True)
         proc.start()
@@ -290,6 +295,9 @@ def main():
             poller.send((chatt, arrived, args.poll_ms / 1000, 10.0))
         for n, poller in enumerate(pollers):
             gone[n].append(poller.recv())
+        if not pollers:
+            gone[0].append(None)
+            gone[1].append(None)
     span = time.monotonic() - begin
     time.sleep(args.grace)
     cpu_server = [fanout.cpu_seconds(p) - c for p, c in zip(pids, cpu_before)]
