@@ -176,13 +176,8 @@ final class LogReader: Sendable {
         await tell(change, to: state.withLock { $0.followers })
     }
 
-    /// Tells the followers someone waits on live (stream subscribers) first: what a feed does with a change (a
-    /// removal's new lineage of 100 000 rows takes milliseconds) does not hold their events back. Readers of a feed
-    /// wait for the whole flight either way.
     private func tell(_ change: LogChange, to followers: [any LogFollower]) async {
-        let live = followers.map(\.followsLive)
-        for (follower, isLive) in zip(followers, live) where isLive { await follower.follow(change) }
-        for (follower, isLive) in zip(followers, live) where !isLive { await follower.follow(change) }
+        for follower in followers { await follower.follow(change) }
     }
 
     private func deadline() -> ContinuousClock.Instant {
