@@ -102,8 +102,9 @@ run_fanout() {
     done
     log "fan-out: $subscribers subscribers on two processes, $removals removals"
     run_tracked "$out/removals.txt" python3 bench/lib/removals.py "${urls[@]}" --pids "${pids[0]},${pids[1]}" \
-        --token "$token" --ids-file "$out/removal-ids" --subscribers "$subscribers" --removals "$removals" \
-        --poll-ms "$poll_ms" "${mux[@]}" --cacert "$crt" || die "removals.py failed (see $out/removals.txt)"
+        --token-file "$out/admin-tokens" --ids-file "$out/removal-ids" --subscribers "$subscribers" \
+        --removals "$removals" --poll-ms "$poll_ms" "${mux[@]}" --cacert "$crt" \
+        || die "removals.py failed (see $out/removals.txt)"
     line=$(sed -n 's/^REMOVALS //p' "$out/removals.txt")
     [[ -n $line ]] || die "no REMOVALS line in $out/removals.txt"
     stop_tracked_one "${pids[0]}"
@@ -144,7 +145,8 @@ run_mix() {
     awk -v part="$part" -v round="$round" -v pass="$pass" '{
             for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             printf "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", round, part, v["posts"],
-                v["posts_p50_us"] / 1000, v["posts_p99_us"] / 1000, v["reads_p50_us"] / 1000, v["reads_p99_us"] / 1000, pass
+                v["posts_p50_us"] / 1000, v["posts_p99_us"] / 1000, v["reads_p50_us"] / 1000,
+                v["reads_p99_us"] / 1000, pass
         }' <<<"$line" >>"$report"
 }
 
@@ -153,7 +155,8 @@ run_retention() {
     {
         echo "## Retention: $retain old chatts under the 90/10 mix ($mix_rate requests/s offered, $duration s)"
         echo
-        echo "| round | retention | posts | post p50 ms | post p99 ms | read p50 ms | read p99 ms | pass (first to last removal, removed) |"
+        echo "| round | retention | posts | post p50 ms | post p99 ms | read p50 ms | read p99 ms |" \
+            "pass (first to last removal, removed) |"
         echo "|---|---|---|---|---|---|---|---|"
     } >>"$report"
     for (( round = 1; round <= rounds; round++ )); do

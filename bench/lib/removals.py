@@ -5,20 +5,22 @@ how long each removal takes to reach every subscriber as event: delete and to le
 from its 200.
 
 Subscribers are fanout.py's (its Worker: TLS, half HTTP/1.1 and half HTTP/2 by default, one per connection, or
---h2-streams to an HTTP/2 connection), half on each URL. Once all have their 200 and --settle seconds have passed, each process's /getmaps is read with gzip and its
-`chatterd_feed_full_reads_total` noted. Then --removals removals of the ids in --ids-file, one every --interval
-seconds, each a DELETE /chatts/<id> sent to the processes by turns (Authorization: Bearer --token). After each 200,
-a client process for each server asks GET /getmaps (Accept-Encoding: gzip, If-None-Match: the last tag) every --poll-ms
-milliseconds until a 200 whose body no longer holds the id: gone = the arrival of that answer's head - the DELETE's
-200. Subscribers note when each delete event arrives (time.monotonic, one clock for every process); latency = that -
-the 200 (negative when the event came first). Every subscriber should get every removal once, in order, and no
-reset. Bytes per subscriber per removal: the stream bytes subscribers read from the first DELETE to the end (HTTP/1.1
-chunk framing counted, HTTP/2 frame headers and TLS records not), over subscribers x removals.
+--h2-streams to an HTTP/2 connection), half on each URL. Once all have their 200 and --settle seconds have passed,
+each process's /getmaps is read with gzip and its `chatterd_feed_full_reads_total` noted. Then --removals removals of
+the ids in --ids-file, one every --interval seconds, each a DELETE /chatts/<id> sent to the processes by turns
+(Authorization: Bearer, the token in --token-file). After each 200, a client process for each server asks
+GET /getmaps (Accept-Encoding: gzip, If-None-Match: the last tag) every --poll-ms milliseconds until a 200 whose body
+no longer holds the id: gone = the arrival of that answer's head - the DELETE's 200. Subscribers note when each
+delete event arrives (time.monotonic, one clock for every process); latency = that - the 200 (negative when the event
+came first). Every subscriber should get every removal once, in order, and no reset. Bytes per subscriber per
+removal: the stream bytes subscribers read from the first DELETE to the end (HTTP/1.1 chunk framing counted, HTTP/2
+frame headers and TLS records not), over subscribers x removals.
 
 Prints one line "REMOVALS key=value ...".
 
-Usage: removals.py URL1 URL2 --pids P1,P2 --token T --ids-file F [--subscribers N] [--removals K] [--interval S]
-       [--cacert FILE] [--h2-share F] [--h2-streams K] [--workers W] [--settle S] [--grace S] [--poll-ms MS]
+Usage: removals.py URL1 URL2 --pids P1,P2 --token-file F --ids-file F [--subscribers N] [--removals K]
+       [--interval S] [--cacert FILE] [--h2-share F] [--h2-streams K] [--workers W] [--settle S] [--grace S]
+       [--poll-ms MS]
 """
 
 import argparse
@@ -198,7 +200,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("urls", nargs=2)
     parser.add_argument("--pids", required=True, help="the two servers' pids, comma-separated")
-    parser.add_argument("--token", required=True)
+    parser.add_argument("--token-file", required=True, help="the servers' token file: its first name:token is used")
     parser.add_argument("--ids-file", required=True)
     parser.add_argument("--subscribers", type=int, default=10000)
     parser.add_argument("--removals", type=int, default=20)
@@ -214,6 +216,8 @@ def main():
     parser.add_argument("--poll-ms", type=float, default=5.0, help="0: /getmaps is not polled")
     args = parser.parse_args()
     pids = [int(p) for p in args.pids.split(",")]
+    with open(args.token_file) as f:
+        token = f.readline().strip().split(":", 1)[1]
     with open(args.ids_file) as f:
         ids = [line.strip().lower() for line in f if line.strip()][:args.removals]
     if len(ids) < args.removals:
@@ -283,7 +287,7 @@ def main():
         t = time.monotonic()
         status, _, arrived, _ = removers[i % 2].request(
             "DELETE", "/chatts/" + chatt, body=body,
-            headers={"Authorization": "Bearer " + args.token, "Content-Type": "application/json"})
+            headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
         sent.append(t)
         if status != 200:
             print("removals.py: DELETE %s answered %d" % (chatt, status), file=sys.stderr)
@@ -326,7 +330,8 @@ def main():
     gone_ms = [[g * 1000 for g in per if g is not None] for per in gone]
     fields = dict(
         subscribers=args.subscribers, subscribed=subscribed, subscribe_failed=failed, removals=len(ids),
-        removed=removed, delete_p50_ms="%.1f" % quantile(delete_ms, 0.5), delete_p99_ms="%.1f" % quantile(delete_ms, 0.99),
+        removed=removed, delete_p50_ms="%.1f" % quantile(delete_ms, 0.5),
+        delete_p99_ms="%.1f" % quantile(delete_ms, 0.99),
         deliveries=sum(bins.values()), expected=removed * subscribed,
         event_p50_ms="%.1f" % fanout.percentile(bins, 0.5), event_p99_ms="%.1f" % fanout.percentile(bins, 0.99),
         event_max_ms="%.1f" % (max(bins) / 10.0 if bins else 0),
