@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Removals' targets (issue 30), one run over TLS on loopback against a fresh PostgreSQL (full durability):
+# Removals' targets, one run over TLS on loopback against a fresh PostgreSQL (full durability):
 #   fan-out  ROWS chatts seeded, two chatterd processes on the store, SUBSCRIBERS live-feed subscribers split
 #            between them, and a moderator removing REMOVALS chatts picked at random, one a second, by turns through
 #            each process (bench/lib/removals.py): each removal's event: delete at every subscriber and its absence

@@ -340,6 +340,10 @@ class Worker:
         sub.ended = why
         self.ended[why.split(" ")[0] if not why.startswith("reset") else why] += 1
 
+    def marked(self, whole):
+        """The indices of this run's posts that the whole events in `whole` carry, in order."""
+        return [int(index) for run, index in MARK.findall(whole) if run == self.run]
+
     def events(self, sub, data, now):
         if sub.tail:
             data = sub.tail + data
@@ -349,10 +353,7 @@ class Worker:
             return
         sub.tail = data[last + 2:]
         whole = data[:last]
-        for run, index in MARK.findall(whole):
-            if run != self.run:
-                continue
-            i = int(index)
+        for i in self.marked(whole):
             if i == sub.expect:
                 sub.expect += 1
             elif i > sub.expect:
@@ -414,13 +415,20 @@ class Worker:
                     streaming += 1
                     self.missing += max(0, total - sub.expect)
         usage = os.times()
-        self.pipe.send(dict(bins=bins, bins_sent=bins_sent, missing=self.missing, duplicates=self.duplicates,
-                            ended=dict(self.ended), streaming=streaming, cpu=usage.user + usage.system))
+        self.pipe.send(self.summary(dict(bins=bins, bins_sent=bins_sent, missing=self.missing,
+                                         duplicates=self.duplicates, ended=dict(self.ended), streaming=streaming,
+                                         cpu=usage.user + usage.system)))
+
+    def summary(self, result):
+        """What the worker reports at the end: `result`, for a subclass to add to."""
+        return result
 
 
-def work(args, plan, run, pipe):
+def work(worker, *arguments):
+    """Runs `worker` (Worker or a subclass) made with `arguments` in a process of its own."""
+    pipe = arguments[3]
     try:
-        Worker(args, plan, run, pipe).loop()
+        worker(*arguments).loop()
     except BaseException as error:  # noqa: BLE001 (reported to the parent)
         pipe.send(("error", repr(error)))
         raise
@@ -538,7 +546,7 @@ def main():
     pipes, procs = [], []
     for w in range(args.workers):
         mine, theirs = context.Pipe()
-        proc = context.Process(target=work, args=(args, plan[w::args.workers], run, theirs), daemon=True)
+        proc = context.Process(target=work, args=(Worker, args, plan[w::args.workers], run, theirs), daemon=True)
         proc.start()
         pipes.append(mine)
         procs.append(proc)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Removals under fan-out (issue 30's targets): N live-feed subscribers split over two chatterd processes sharing one
+"""Removals under fan-out (their targets, bench/RESULTS.md): N live-feed subscribers split over two chatterd processes sharing one
 store, a moderator removing chatts one at a time, and both processes' /getmaps polled as the iOS app reads it (gzip):
 how long each removal takes to reach every subscriber as event: delete and to leave each process's /getmaps, counted
 from its 200.
@@ -24,7 +24,6 @@ Usage: removals.py URL1 URL2 --pids P1,P2 --token-file F --ids-file F [--subscri
 """
 
 import argparse
-import array
 import collections
 import copy
 import gzip
@@ -54,59 +53,20 @@ class RemovalWorker(fanout.Worker):
         self.phase = phase  # when the first DELETE was sent (0 before)
         self.phase_bytes = 0
 
+    def marked(self, whole):
+        """The indices of the removals that the whole events in `whole` announce, in order."""
+        found = (self.order.get(chatt.lower()) for chatt in DELETE_EVENT.findall(whole))
+        return [i for i in found if i is not None]
+
     def events(self, sub, data, now):
         start = self.phase.value
         if start and now >= start:
             self.phase_bytes += len(data)
-        if sub.tail:
-            data = sub.tail + data
-        last = data.rfind(b"\n\n")
-        if last < 0:
-            sub.tail = data
-            return
-        sub.tail = data[last + 2:]
-        whole = data[:last]
-        for chatt in DELETE_EVENT.findall(whole):
-            i = self.order.get(chatt.lower())
-            if i is None:
-                continue
-            if i == sub.expect:
-                sub.expect += 1
-            elif i > sub.expect:
-                self.missing += i - sub.expect
-                sub.expect = i + 1
-            else:
-                self.duplicates += 1
-                continue
-            sub.seen += 1
-            self.receipts[i].append(now)
-        if b"event: reset" in whole:
-            self.end(sub, "reset event")
+        super().events(sub, data, now)
 
-    def finish(self, answered, sent):
-        bins = collections.Counter()
-        for i, times in self.receipts.items():
-            if i < len(answered) and answered[i] is not None:
-                for t in times:
-                    bins[round((t - answered[i]) * 10000)] += 1
-        done = sum(1 for t in answered if t is not None)
-        streaming = 0
-        for conn in self.conns.values():
-            for sub in conn.subs.values():
-                if sub.ok and not sub.ended:
-                    streaming += 1
-                    self.missing += max(0, len(answered) - sub.expect)
-        usage = os.times()
-        self.pipe.send(dict(bins=bins, missing=self.missing, duplicates=self.duplicates, ended=dict(self.ended),
-                            streaming=streaming, bytes=self.phase_bytes, removed=done, cpu=usage.user + usage.system))
-
-
-def work(args, plan, run, pipe, order, phase):
-    try:
-        RemovalWorker(args, plan, run, pipe, order, phase).loop()
-    except BaseException as error:  # noqa: BLE001 (reported to the parent)
-        pipe.send(("error", repr(error)))
-        raise
+    def summary(self, result):
+        result["bytes"] = self.phase_bytes
+        return result
 
 
 class Client:
@@ -242,8 +202,9 @@ def main():
         share = plan[u::2]
         for w in range(per_url):
             ours, theirs = context.Pipe()
-            proc = context.Process(target=work, args=(mine, share[w::per_url], "removals", theirs, order, phase),
-                                   daemon=True)
+            proc = context.Process(
+                target=fanout.work, args=(RemovalWorker, mine, share[w::per_url], "removals", theirs, order, phase),
+                daemon=True)
             proc.start()
             pipes.append(ours)
             procs.append(proc)
