@@ -146,8 +146,9 @@ final class FeedLineage: Sendable {
         var keptEnds: [Int] = []
         kept.reserveCapacity(tip.settledRows)
         keptSequences.reserveCapacity(tip.settledRows)
+        let goneInOrder = gone.sorted()
         var runStart = 0
-        for removed in gone.filter({ $0 < tip.settledRows }).sorted() + [tip.settledRows] {
+        for removed in goneInOrder.filter({ $0 < tip.settledRows }) + [tip.settledRows] {
             defer { runStart = removed + 1 }
             guard runStart < removed else { continue }
             let (first, last) = (runStart, removed - 1)
@@ -171,7 +172,7 @@ final class FeedLineage: Sendable {
         for range in ranges { tip.settled.forEachSlice(in: range) { segments.append($0) } }
         // Each removal splits a segment in two: past a few dozen, one copy puts them back together.
         if segments.segments.count > Self.mostSegments { segments = ByteSegments(segments.bytes) }
-        let carried = Self.carried(compressed.pieces(), starts: starts, gone: gone.sorted(), kept: kept)
+        let carried = compressed.piecesKept(starts: starts, gone: goneInOrder, kept: kept)
         let tail = tip.tail.enumerated().filter { !gone.contains(tip.settledRows + $0.offset) }.map(\.element)
         // The boundary stays the removed rows' own when theirs was: a row sorting after it is still placed.
         let first = FeedTip(
@@ -180,25 +181,6 @@ final class FeedLineage: Sendable {
             kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, pieceEnds: keptEnds,
             tip: first, carrying: carried)
         return (lineage, first)
-    }
-
-    /// The gzip pieces of this lineage that a lineage without the rows `gone` (ascending) has too, at their places
-    /// there (`kept`: where each kept row starts in it): those that hold no removed row and follow a kept row (or
-    /// open the feed), so that their input, and so their bytes, are the same.
-    private static func carried(
-        _ pieces: [LineageGzip.CarriedPiece], starts: [Int], gone: [Int], kept: [Int]
-    ) -> [LineageGzip.CarriedPiece] {
-        pieces.compactMap { piece in
-            // A piece other than the first starts at the "," before its first row.
-            let first = piece.input.lowerBound == 0 ? 0 : starts.firstIndex(atLeast: piece.input.lowerBound + 1)
-            let last = starts.firstIndex(atLeast: piece.input.upperBound) - 1
-            let goneBefore = gone.firstIndex(atLeast: max(first - 1, 0))
-            guard first <= last, goneBefore == gone.count || gone[goneBefore] > last else { return nil }
-            let (newFirst, newLast) = (first - goneBefore, last - goneBefore)
-            let start = first == 0 ? 0 : kept[newFirst] - 1
-            let end = kept[newLast] + (piece.input.upperBound - starts[last])
-            return LineageGzip.CarriedPiece(input: start..<end, bytes: piece.bytes, crc: piece.crc)
-        }
     }
 
     // MARK: - Row offsets, gzip, index

@@ -61,13 +61,30 @@ final class LineageGzip: Sendable {
 
     /// The pieces compressed so far, the stream's and those carried but not reached, in order: what a lineage made
     /// from this one may carry.
-    func pieces() -> [CarriedPiece] {
+    private func pieces() -> [CarriedPiece] {
         state.withLock { state in
             var pieces = Array(state.carried.values)
             if let stream = state.stream {
                 pieces += stream.pieces.map { CarriedPiece(input: $0.input, bytes: stream.compressed($0), crc: $0.crc) }
             }
             return pieces.sorted { $0.input.lowerBound < $1.input.lowerBound }
+        }
+    }
+
+    /// The pieces of this lineage (`pieces()`) that a lineage without the rows `gone` (ascending; row i starts at
+    /// `starts[i]` here) has too, at their places there (`kept`: where each kept row starts in it): those that hold
+    /// no removed row and follow a kept row (or open the feed), so that their input, and so their bytes, are the same.
+    func piecesKept(starts: [Int], gone: [Int], kept: [Int]) -> [CarriedPiece] {
+        pieces().compactMap { piece in
+            // A piece other than the first starts at the "," before its first row.
+            let first = piece.input.lowerBound == 0 ? 0 : starts.firstIndex(atLeast: piece.input.lowerBound + 1)
+            let last = starts.firstIndex(atLeast: piece.input.upperBound) - 1
+            let goneBefore = gone.firstIndex(atLeast: max(first - 1, 0))
+            guard first <= last, goneBefore == gone.count || gone[goneBefore] > last else { return nil }
+            let (newFirst, newLast) = (first - goneBefore, last - goneBefore)
+            let start = first == 0 ? 0 : kept[newFirst] - 1
+            let end = kept[newLast] + (piece.input.upperBound - starts[last])
+            return CarriedPiece(input: start..<end, bytes: piece.bytes, crc: piece.crc)
         }
     }
 
