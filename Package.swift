@@ -98,7 +98,7 @@ let package = Package(
             path: "Tests/TestSupport"),
         .testTarget(name: "SyscallsTests", dependencies: ["Syscalls", "CEpoll", "Locking"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "TaskExecutionTests", dependencies: ["TaskExecution", "Locking"]),
+        .testTarget(name: "TaskExecutionTests", dependencies: ["TaskExecution", "Locking", "TestSupport"]),
         .testTarget(name: "ChangeLogTests", dependencies: ["ChangeLog", "ChattModel", "Locking", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),

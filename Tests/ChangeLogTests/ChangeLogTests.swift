@@ -249,25 +249,14 @@ import TestSupport
 
     /// Holds every change it is told until released.
     final class HeldFollower: LogFollower {
-        private let state = Locked<(released: Bool, held: [CheckedContinuation<Void, Never>])>((false, []))
+        private let gate = Gate()
 
         func follow(_ change: LogChange) async {
-            await withCheckedContinuation { continuation in
-                let released = state.withLock { state in
-                    if !state.released { state.held.append(continuation) }
-                    return state.released
-                }
-                if released { continuation.resume() }
-            }
+            await gate.wait()
         }
 
         func release() {
-            let held = state.withLock { state in
-                state.released = true
-                defer { state.held = [] }
-                return state.held
-            }
-            for continuation in held { continuation.resume() }
+            gate.open()
         }
     }
 }

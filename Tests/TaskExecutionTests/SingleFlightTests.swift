@@ -1,6 +1,7 @@
 import Locking
 import TaskExecution
 import Testing
+import TestSupport
 
 /// The shell: flights run as tasks, callers suspend until theirs lands, and a deadline answers nil.
 @Suite struct SingleFlightTests {
@@ -46,47 +47,5 @@ import Testing
         #expect(await flight.value(of: flight.ask()) == 9)
         #expect(flight.landed(within: .seconds(60)) == 9)
         #expect(flight.landed(within: .zero - .seconds(1)) == nil)
-    }
-}
-
-/// Holds flights until opened; says when one is held.
-private final class Gate: Sendable {
-    private struct State {
-        var isOpen = false
-        var held: [CheckedContinuation<Void, Never>] = []
-        var watchers: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Locked(State())
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let (open, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                if !state.isOpen { state.held.append(continuation) }
-                defer { state.watchers = [] }
-                return (state.isOpen, state.watchers)
-            }
-            for watcher in watchers { watcher.resume() }
-            if open { continuation.resume() }
-        }
-    }
-
-    func waitForWaiter() async {
-        await withCheckedContinuation { continuation in
-            let held = state.withLock { state in
-                if state.held.isEmpty { state.watchers.append(continuation) }
-                return !state.held.isEmpty
-            }
-            if held { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let held = state.withLock { state in
-            state.isOpen = true
-            defer { state.held = [] }
-            return state.held
-        }
-        for continuation in held { continuation.resume() }
     }
 }
