@@ -42,7 +42,8 @@ final class LineageGzip: Sendable {
             }
             guard let stream = state.stream else { return nil }
             if stream.consumed > tip.settledLength { return state.latest }
-            guard Self.feed(stream, tip.settled, upTo: tip.settledLength, pieceEnds: pieceEnds, carried: &state.carried),
+            guard
+                Self.feed(stream, tip.settled, upTo: tip.settledLength, pieceEnds: pieceEnds, carried: &state.carried),
                 let body = stream.snapshot(finishingWith: tip.tailBytes + [UInt8(ascii: "]")], pieceEnds: tailPieceEnds)
             else {
                 state.stream = nil
@@ -91,7 +92,8 @@ final class LineageGzip: Sendable {
     /// Takes `bytes` into `stream` up to offset `length`, ending a piece at each of `pieceEnds` and taking a carried
     /// piece wherever one starts where the stream stands; false if zlib failed.
     private static func feed(
-        _ stream: GzipStream, _ bytes: ByteSegments, upTo length: Int, pieceEnds: [Int], carried: inout [Int: CarriedPiece]
+        _ stream: GzipStream, _ bytes: ByteSegments, upTo length: Int, pieceEnds: [Int],
+        carried: inout [Int: CarriedPiece]
     ) -> Bool {
         var next = pieceEnds.firstIndex(atLeast: stream.consumed + 1)
         while stream.consumed < length {

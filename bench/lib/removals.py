@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Removals under fan-out (their targets, bench/RESULTS.md): N live-feed subscribers split over two chatterd processes sharing one
-store, a moderator removing chatts one at a time, and both processes' /getmaps polled as the iOS app reads it (gzip):
-how long each removal takes to reach every subscriber as event: delete and to leave each process's /getmaps, counted
-from its 200.
+"""Removals under fan-out (their targets: bench/RESULTS.md): N live-feed subscribers split over two chatterd
+processes sharing one store, a moderator removing chatts one at a time, and both processes' /getmaps polled as the
+iOS app reads it (gzip): how long each removal takes to reach every subscriber as event: delete and to leave each
+process's /getmaps, counted from its 200.
 
 Subscribers are fanout.py's (its Worker: TLS, half HTTP/1.1 and half HTTP/2 by default, one per connection, or
 --h2-streams to an HTTP/2 connection), half on each URL. Once all have their 200 and --settle seconds have passed,
