@@ -40,6 +40,8 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: ["ASCII", "HTTPCore", "COpenSSL", "CNGHTTP2", "CEpoll", "Locking", "Logging", "Syscalls"]),
+        // Which rows of a feed lie in a box of the map: locations read from geodata, packed into trees. Pure.
+        .target(name: "Viewport", dependencies: ["ASCII"]),
         // The chatt model and its validation, and the repository protocol. Pure: no I/O, no threads.
         .target(name: "ChattModel", dependencies: ["ASCII", "JSON", "HTTPCore"]),
         // The store's change log followed once for every view of the store (the feeds, the streams).
@@ -102,6 +104,7 @@ let package = Package(
         .testTarget(name: "ChangeLogTests", dependencies: ["ChangeLog", "ChattModel", "Locking", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "ChattModelTests", dependencies: ["ChattModel"]),
+        .testTarget(name: "ViewportTests", dependencies: ["Viewport"]),
         .testTarget(
             name: "ChattStreamTests",
             dependencies: ["ChangeLog", "ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking", "TestSupport"]),

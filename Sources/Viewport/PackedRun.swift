@@ -1,0 +1,175 @@
+/// The located rows of one stretch of a feed, packed into a tree that never changes: the points sorted along a
+/// Hilbert curve, cut into leaves of `fanout` points, and the leaves into nodes of `fanout` under a root. Each node
+/// knows the box around its points and the first and last row among them, so a search can walk it best first in
+/// feed order: it pops whatever may hold the lowest (or highest) row next, and a point once popped is the next
+/// hit. A search costs the hits it returns and the nodes around them, not the rows of the run.
+final class PackedRun: Sendable {
+    static let fanout = 16
+
+    /// The rows of the feed it covers; the unlocated ones among them are in no node.
+    let rows: Range<Int>
+
+    private let points: [MapPoint]
+    private let pointRows: [Int32]
+    /// One entry per node, level by level from the leaves up; `levelStarts[k]` is where level k + 1 begins
+    /// (level 0 is the points).
+    private let lows: [MapPoint]
+    private let highs: [MapPoint]
+    private let firstRows: [Int32]
+    private let lastRows: [Int32]
+    private let levelStarts: [Int]
+
+    /// A run over `rows`, whose locations are `locations[row - rows.lowerBound]` (nil: not located).
+    init(rows: Range<Int>, locations: (Int) -> MapPoint?) {
+        self.rows = rows
+        var located: [(key: UInt64, point: MapPoint, row: Int32)] = []
+        located.reserveCapacity(rows.count)
+        for row in rows {
+            if let point = locations(row) {
+                located.append((HilbertCurve.position(of: point), point, Int32(row)))
+            }
+        }
+        located.sort { ($0.key, $0.row) < ($1.key, $1.row) }
+        points = located.map(\.point)
+        pointRows = located.map(\.row)
+
+        var lows: [MapPoint] = []
+        var highs: [MapPoint] = []
+        var firstRows: [Int32] = []
+        var lastRows: [Int32] = []
+        var levelStarts: [Int] = [0]
+        // Level 1 groups points; each level above groups the one below, until one node holds them all.
+        var below = 0..<points.count
+        var level = 1
+        repeat {
+            let start = lows.count
+            for first in stride(from: below.lowerBound, to: below.upperBound, by: Self.fanout) {
+                let children = first..<min(first + Self.fanout, below.upperBound)
+                var low = MapPoint(longitude: .infinity, latitude: .infinity)
+                var high = MapPoint(longitude: -.infinity, latitude: -.infinity)
+                var firstRow = Int32.max
+                var lastRow = Int32.min
+                for child in children {
+                    let (childLow, childHigh, childFirst, childLast) =
+                        level == 1
+                        ? (points[child], points[child], pointRows[child], pointRows[child])
+                        : (lows[child], highs[child], firstRows[child], lastRows[child])
+                    low.longitude = min(low.longitude, childLow.longitude)
+                    low.latitude = min(low.latitude, childLow.latitude)
+                    high.longitude = max(high.longitude, childHigh.longitude)
+                    high.latitude = max(high.latitude, childHigh.latitude)
+                    firstRow = min(firstRow, childFirst)
+                    lastRow = max(lastRow, childLast)
+                }
+                lows.append(low)
+                highs.append(high)
+                firstRows.append(firstRow)
+                lastRows.append(lastRow)
+            }
+            levelStarts.append(lows.count)
+            below = start..<lows.count
+            level += 1
+        } while below.count > 1
+        self.lows = lows
+        self.highs = highs
+        self.firstRows = firstRows
+        self.lastRows = lastRows
+        self.levelStarts = levelStarts
+    }
+
+    /// The located points it holds.
+    var pointCount: Int { points.count }
+
+    /// Appends to `hits` the rows within `allowed` whose points lie in `box`, in feed order (newest first when
+    /// `newestFirst`), until `hits` holds `limit`.
+    func search(_ box: BoundingBox, in allowed: Range<Int>, newestFirst: Bool, limit: Int, into hits: inout [Int]) {
+        guard !points.isEmpty, hits.count < limit else { return }
+        let allowedFirst = Int32(clamping: allowed.lowerBound)
+        let allowedEnd = Int32(clamping: allowed.upperBound)
+        var queue = MinimumHeap()
+        let rootLevel = levelStarts.count - 1
+        considerNodes(levelStarts[rootLevel - 1]..<levelStarts[rootLevel], level: Int32(rootLevel))
+        while hits.count < limit, let next = queue.pop() {
+            let level = Int(next.level)
+            if level == 0 {
+                hits.append(Int(pointRows[next.index]))
+            } else if level == 1 {
+                considerPoints(children(of: next.index, level: level))
+            } else {
+                considerNodes(children(of: next.index, level: level), level: Int32(level - 1))
+            }
+        }
+
+        func key(first: Int32, last: Int32) -> Int64 { newestFirst ? -Int64(last) : Int64(first) }
+
+        func considerNodes(_ nodes: Range<Int>, level: Int32) {
+            for node in nodes
+            where lastRows[node] >= allowedFirst && firstRows[node] < allowedEnd
+                && box.intersects(low: lows[node], high: highs[node])
+            {
+                queue.push(.init(key: key(first: firstRows[node], last: lastRows[node]), level: level, index: node))
+            }
+        }
+
+        func considerPoints(_ indices: Range<Int>) {
+            for index in indices where pointRows[index] >= allowedFirst && pointRows[index] < allowedEnd {
+                let point = points[index]
+                guard box.contains(longitude: point.longitude, latitude: point.latitude) else { continue }
+                queue.push(.init(key: key(first: pointRows[index], last: pointRows[index]), level: 0, index: index))
+            }
+        }
+    }
+
+    /// The points (under a leaf, `level` 1) or nodes under `node` of `level`.
+    private func children(of node: Int, level: Int) -> Range<Int> {
+        let offset = node - levelStarts[level - 1]
+        let below = level == 1 ? 0..<points.count : levelStarts[level - 2]..<levelStarts[level - 1]
+        let first = below.lowerBound + offset * Self.fanout
+        return first..<min(first + Self.fanout, below.upperBound)
+    }
+}
+
+/// A binary min-heap of a search's candidates, by key.
+private struct MinimumHeap {
+    struct Entry {
+        var key: Int64
+        /// 0: a point; 1 and up: a node of that level.
+        var level: Int32
+        var index: Int
+    }
+
+    private var entries: [Entry] = []
+
+    init() {
+        entries.reserveCapacity(256)
+    }
+
+    mutating func push(_ entry: Entry) {
+        entries.append(entry)
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].key < entries[parent].key else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Entry? {
+        guard let last = entries.popLast() else { return nil }
+        guard !entries.isEmpty else { return last }
+        let top = entries[0]
+        entries[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < entries.count else { break }
+            let right = left + 1
+            let smaller = right < entries.count && entries[right].key < entries[left].key ? right : left
+            guard entries[smaller].key < entries[parent].key else { break }
+            entries.swapAt(parent, smaller)
+            parent = smaller
+        }
+        return top
+    }
+}

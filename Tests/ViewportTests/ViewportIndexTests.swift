@@ -1,0 +1,117 @@
+import Testing
+
+@testable import Viewport
+
+@Suite struct ViewportIndexTests {
+    /// A generator with a fixed seed, so that a failure repeats (SplitMix64).
+    struct SeededRandom: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Points that a box's edges fall on now and then: a grid of whole degrees, clusters, poles, the antimeridian,
+    /// repeats, and rows with no location.
+    static func point(_ random: inout SeededRandom) -> MapPoint? {
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0: return nil
+        case 1, 2:
+            return MapPoint(
+                longitude: Double(Int.random(in: -180...180, using: &random)),
+                latitude: Double(Int.random(in: -90...90, using: &random)))
+        case 3, 4, 5:
+            return MapPoint(
+                longitude: -83.7 + Double.random(in: -0.05...0.05, using: &random),
+                latitude: 42.28 + Double.random(in: -0.05...0.05, using: &random))
+        case 6:
+            return MapPoint(longitude: [-180, 180, 0][Int.random(in: 0..<3, using: &random)],
+                latitude: [-90, 90, 0, 42.28][Int.random(in: 0..<4, using: &random)])
+        default:
+            return MapPoint(
+                longitude: Double.random(in: -180...180, using: &random),
+                latitude: Double.random(in: -90...90, using: &random))
+        }
+    }
+
+    static func box(_ random: inout SeededRandom) -> BoundingBox {
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0:
+            let west = Double(Int.random(in: -180...180, using: &random))
+            let south = Double(Int.random(in: -90...90, using: &random))
+            return BoundingBox(
+                west: west, south: south, east: Double(Int.random(in: -180...180, using: &random)),
+                north: min(90, south + Double(Int.random(in: 0...60, using: &random))))!
+        case 1:
+            let west = -83.7 + Double.random(in: -0.06...0.04, using: &random)
+            let south = 42.28 + Double.random(in: -0.06...0.04, using: &random)
+            return BoundingBox(
+                west: west, south: south, east: west + Double.random(in: 0...0.05, using: &random),
+                north: south + Double.random(in: 0...0.05, using: &random))!
+        case 2:
+            return BoundingBox(west: 180, south: -90, east: -180, north: 90)!
+        default:
+            let a = Double.random(in: -180...180, using: &random)
+            let b = Double.random(in: -180...180, using: &random)
+            let c = Double.random(in: -90...90, using: &random)
+            let d = Double.random(in: -90...90, using: &random)
+            return BoundingBox(west: a, south: min(c, d), east: b, north: max(c, d))!
+        }
+    }
+
+    @Test func findsWhatLookingAtEveryRowFinds() {
+        var random = SeededRandom(state: 7)
+        var index = ViewportIndex()
+        var points: [MapPoint?] = []
+        // Searches between batches of appends make runs at many sizes, and merge them.
+        for _ in 0..<40 {
+            for _ in 0..<Int.random(in: 0..<900, using: &random) {
+                let point = Self.point(&random)
+                points.append(point)
+                index.append(point)
+            }
+            for _ in 0..<25 {
+                let box = Self.box(&random)
+                let low = Int.random(in: 0...points.count, using: &random)
+                let allowed = [0..<points.count, low..<points.count, 0..<low][Int.random(in: 0..<3, using: &random)]
+                let expected = allowed.filter { points[$0].map(box.contains) ?? false }
+                let search = index.search(box, in: allowed)
+                let limit = [1, 7, 500, Int.max][Int.random(in: 0..<4, using: &random)]
+                #expect(search.first(limit) == Array(expected.prefix(limit)), "\(box) \(allowed) first \(limit)")
+                #expect(search.last(limit) == Array(expected.suffix(limit)), "\(box) \(allowed) last \(limit)")
+            }
+        }
+        #expect(points.count > 10 * ViewportIndex.smallestRun)
+    }
+
+    @Test func keepsRunsInQuadruplingSizes() {
+        var index = ViewportIndex()
+        let box = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+        for row in 0..<(20 * ViewportIndex.smallestRun) {
+            index.append(MapPoint(longitude: Double(row % 360) - 180, latitude: 0))
+            _ = index.search(box, in: 0..<index.count)
+        }
+        let search = index.search(box, in: 0..<index.count)
+        let sizes = search.runs.map(\.rows.count)
+        #expect(zip(sizes, sizes.dropFirst()).allSatisfy { $0 >= 4 * $1 }, "\(sizes)")
+        #expect(search.runs.map(\.rows.count).reduce(0, +) + search.unpacked.count == index.count)
+        #expect(search.first(3) == [0, 1, 2])
+        #expect(search.last(2) == [index.count - 2, index.count - 1])
+    }
+
+    @Test func keepingRenumbersTheRowsKept() {
+        var index = ViewportIndex()
+        for row in 0..<3000 { index.append(row % 3 == 0 ? nil : MapPoint(longitude: Double(row % 100), latitude: 1)) }
+        let kept = index.keeping((0..<3000).filter { $0 % 2 == 0 })
+        #expect(kept.count == 1500)
+        #expect(kept.location(of: 1) == MapPoint(longitude: 2, latitude: 1))
+        #expect(kept.location(of: 0) == nil)
+        var searched = kept
+        let box = BoundingBox(west: 4, south: 0, east: 4, north: 2)!
+        #expect(searched.search(box, in: 0..<1500).first(3) == [2, 52, 152])  // 204 is a multiple of 3: not located
+    }
+}
