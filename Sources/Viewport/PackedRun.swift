@@ -19,19 +19,13 @@ final class PackedRun: Sendable {
     private let lastRows: [Int32]
     private let levelStarts: [Int]
 
-    /// A run over `rows`, whose locations are `locations[row - rows.lowerBound]` (nil: not located).
-    init(rows: Range<Int>, locations: (Int) -> MapPoint?) {
+    /// A run over `rows`, of which `located` (in any order) are located.
+    init(rows: Range<Int>, located: [LocatedRow]) {
         self.rows = rows
-        var located: [(key: UInt64, point: MapPoint, row: Int32)] = []
-        located.reserveCapacity(rows.count)
-        for row in rows {
-            if let point = locations(row) {
-                located.append((HilbertCurve.position(of: point), point, Int32(row)))
-            }
-        }
-        located.sort { ($0.key, $0.row) < ($1.key, $1.row) }
-        points = located.map(\.point)
-        pointRows = located.map(\.row)
+        let sorted = located.map { (key: HilbertCurve.position(of: $0.point), located: $0) }
+            .sorted { ($0.key, $0.located.row) < ($1.key, $1.located.row) }
+        points = sorted.map(\.located.point)
+        pointRows = sorted.map { Int32($0.located.row) }
 
         var lows: [MapPoint] = []
         var highs: [MapPoint] = []
@@ -77,8 +71,10 @@ final class PackedRun: Sendable {
         self.levelStarts = levelStarts
     }
 
-    /// The located points it holds.
-    var pointCount: Int { points.count }
+    /// The located rows it holds.
+    var located: [LocatedRow] {
+        zip(points, pointRows).map { LocatedRow(point: $0, row: Int($1)) }
+    }
 
     /// Appends to `hits` the rows within `allowed` whose points lie in `box`, in feed order (newest first when
     /// `newestFirst`), until `hits` holds `limit`.

@@ -1,0 +1,53 @@
+/// Where each row of a feed is, in feed order: what a `ViewportIndex` packs. Kept by whoever keeps the rows.
+public struct RowLocations: Sendable {
+    // Two arrays of doubles, NaN where a row has no location: 16 bytes a row.
+    private var longitudes: [Double] = []
+    private var latitudes: [Double] = []
+
+    public init() {}
+
+    /// The rows it knows.
+    public var count: Int { longitudes.count }
+
+    /// Takes in the next row, located at `point` (nil: not located).
+    public mutating func append(_ point: MapPoint?) {
+        longitudes.append(point?.longitude ?? .nan)
+        latitudes.append(point?.latitude ?? .nan)
+    }
+
+    /// Where row `row` is, if located.
+    public func location(of row: Int) -> MapPoint? {
+        longitudes[row].isNaN ? nil : MapPoint(longitude: longitudes[row], latitude: latitudes[row])
+    }
+
+    /// The located rows among `rows` (within `0..<count`), in feed order.
+    public func located(in rows: Range<Int>) -> [LocatedRow] {
+        rows.compactMap { row in location(of: row).map { LocatedRow(point: $0, row: row) } }
+    }
+
+    /// The located rows among `rows` that lie in `box`, in feed order.
+    public func located(in rows: Range<Int>, inside box: BoundingBox) -> [LocatedRow] {
+        rows.compactMap { row in
+            box.contains(longitude: longitudes[row], latitude: latitudes[row])
+                ? LocatedRow(point: MapPoint(longitude: longitudes[row], latitude: latitudes[row]), row: row) : nil
+        }
+    }
+
+    /// The rows at `kept` (rising) alone, numbered from 0 in that order.
+    public func keeping(_ kept: some Sequence<Int>) -> RowLocations {
+        var locations = RowLocations()
+        for row in kept { locations.append(location(of: row)) }
+        return locations
+    }
+}
+
+/// A row of a feed, and where it is.
+public struct LocatedRow: Sendable, Equatable {
+    public var point: MapPoint
+    public var row: Int
+
+    public init(point: MapPoint, row: Int) {
+        self.point = point
+        self.row = row
+    }
+}
