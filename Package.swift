@@ -49,7 +49,9 @@ let package = Package(
         // The encoded /getmaps and /getchatts bodies, shared between requests, and their gzip forms.
         .target(
             name: "ChattFeed",
-            dependencies: ["ChangeLog", "ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "CZlib"]),
+            dependencies: [
+                "ChangeLog", "ChattModel", "HTTPCore", "JSON", "Locking", "TaskExecution", "Viewport", "CZlib",
+            ]),
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
             name: "ChattAPI",
@@ -110,7 +112,9 @@ let package = Package(
             dependencies: ["ChangeLog", "ChattStream", "ChattFeed", "ChattModel", "HTTPCore", "Locking", "TestSupport"]),
         .testTarget(
             name: "ChattFeedTests",
-            dependencies: ["ChangeLog", "ChattFeed", "ChattModel", "TestSupport", "Locking", "CZlib", "HTTPCore"]),
+            dependencies: [
+                "ChangeLog", "ChattFeed", "ChattModel", "TestSupport", "Locking", "CZlib", "HTTPCore", "Viewport",
+            ]),
         .testTarget(
             name: "ChattAPITests",
             dependencies: ["ChattAPI", "ChattFeed", "ChattModel", "TestSupport", "HTTPCore", "Locking", "TaskExecution"]),

@@ -58,7 +58,7 @@ struct ChattEndpoints: Sendable {
     func planFeed(_ kind: ChattFeed.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let query: FeedQuery
         do {
-            query = try FeedQuery(query: request.query)
+            query = try FeedQuery(query: request.query, located: kind == .maps)
         } catch {
             return .ready(error.response)
         }

@@ -3,7 +3,7 @@ import ChattModel
 import HTTPCore
 
 /// Answers a feed request from an encoded feed: picks the gzip or identity representation, cuts a
-/// `since`/`limit` slice, and answers 304 when the client's `If-None-Match` names what it would get.
+/// `since`/`limit`/`newest` slice or the rows in a `bbox`, and answers 304 when the client's `If-None-Match` names what it would get.
 enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")
@@ -42,6 +42,13 @@ enum FeedResponse {
                 case .failure(let error): return APIError(error).response
                 }
             }
+        }
+        if let box = query.box {
+            let rows = feed.rows(
+                in: box, from: sinceRow.map { $0 + 1 } ?? 0, limit: query.mostRows, newest: query.newest != nil)
+            let identity = FeedRepresentation(identity: feed.body(ofRows: rows))
+            let representation = prefersGzip(request.headers) ? identity.gzipped() : identity
+            return response(to: request, with: representation, at: feed.position)
         }
         let rows = query.rows(after: sinceRow, of: feed.rowCount)
         let representation: FeedRepresentation

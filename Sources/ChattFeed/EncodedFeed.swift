@@ -3,6 +3,7 @@ import ChattModel
 import HTTPCore
 import JSON
 import TaskExecution
+import Viewport
 
 /// One version of a feed, shared by every response made from it: its body with its entity tag, made with the
 /// version (segments shared with the versions before it, so it costs only the newest rows), and its gzip form
@@ -100,6 +101,17 @@ public final class EncodedFeed: Sendable {
         identity.body.forEachSlice(in: start..<end) { body.append($0) }
         body.append(Self.brackets[1...])
         return body
+    }
+
+    /// The rows from row `from` on that lie in `box`, in feed order: the first `limit`, or the last `limit` when
+    /// `newest`.
+    public func rows(in box: BoundingBox, from: Int, limit: Int, newest: Bool) -> [Int] {
+        lineage.rows(in: box, of: tip, from: from, limit: limit, newest: newest)
+    }
+
+    /// A JSON array of the rows at `rows` (rising, within `0..<rowCount`): slices of the body's own segments.
+    public func body(ofRows rows: [Int]) -> HTTPBody {
+        lineage.body(ofRows: rows, in: tip)
     }
 
     /// `[]`: the empty slice, and the ends of every other.

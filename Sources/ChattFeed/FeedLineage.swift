@@ -1,6 +1,7 @@
 import ChattModel
 import HTTPCore
 import Locking
+import Viewport
 
 /// One feed's body as it grows, from one full read of the store to the next. Every version of the feed made on
 /// the way (an `EncodedFeed` at a `FeedTip`) shares its bytes, its content hash state, its row offsets, its gzip
@@ -26,7 +27,7 @@ final class FeedLineage: Sendable {
 
     let kind: ChattFeed.Kind
 
-    private struct Settled: Sendable {
+    struct Settled: Sendable {
         var bytes: ByteSegments
         /// Where each settled row's `[` is.
         var rowStarts: [Int]
@@ -34,6 +35,8 @@ final class FeedLineage: Sendable {
         var rowSequences: [Int64]
         /// Where each gzip piece of the settled bytes ends: just after a row `GzipPieces` ends one with.
         var pieceEnds: [Int]
+        /// Where each settled row is on the map (a maps feed's; a chatts feed has none).
+        var locations: RowLocations
         /// Over the settled bytes.
         var hasher: ContentHasher
         /// The newest version; only it can take in more rows.
@@ -46,21 +49,23 @@ final class FeedLineage: Sendable {
         var indexed = 0
     }
 
-    private let settled: Locked<Settled>
+    let settled: Locked<Settled>
     /// The gzip form of its versions.
     let compressed: LineageGzip
     private let index = Locked(SettledIndex())
+    /// Which settled rows lie in a box (see `FeedLineage+Viewport`).
+    let viewport = Locked(ViewportIndex())
 
     fileprivate init(
         kind: ChattFeed.Kind, settled bytes: ByteSegments, rowStarts: [Int], rowSequences: [Int64], pieceEnds: [Int],
-        tip: FeedTip, carrying pieces: [LineageGzip.CarriedPiece] = []
+        locations: RowLocations, tip: FeedTip, carrying pieces: [LineageGzip.CarriedPiece] = []
     ) {
         self.kind = kind
         var hasher = ContentHasher()
         hasher.update(bytes)
         settled = Locked(Settled(
-            bytes: bytes, rowStarts: rowStarts, rowSequences: rowSequences, pieceEnds: pieceEnds, hasher: hasher,
-            tip: tip))
+            bytes: bytes, rowStarts: rowStarts, rowSequences: rowSequences, pieceEnds: pieceEnds,
+            locations: locations, hasher: hasher, tip: tip))
         compressed = LineageGzip(carrying: pieces)
     }
 
@@ -106,6 +111,7 @@ final class FeedLineage: Sendable {
             state.rowSequences.append(row.sequence)
             ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
             if GzipPieces.endsPiece(after: row.chatt.id) { state.pieceEnds.append(state.bytes.count + bytes.count) }
+            if kind == .maps { state.locations.append(row.chatt.location) }
             settledRows += 1
             boundary = row.position
         }
@@ -124,8 +130,10 @@ final class FeedLineage: Sendable {
     /// starts over. The store is not read.
     func removing(_ places: [FeedPosition], from tip: FeedTip) -> (lineage: FeedLineage, tip: FeedTip)? {
         guard
-            let (starts, sequences, ends) = settled.withLock({ state -> ([Int], [Int64], [Int])? in
-                state.tip.serial == tip.serial ? (state.rowStarts, state.rowSequences, state.pieceEnds) : nil
+            let (starts, sequences, ends, locations) = settled.withLock({
+                state -> ([Int], [Int64], [Int], RowLocations)? in
+                state.tip.serial == tip.serial
+                    ? (state.rowStarts, state.rowSequences, state.pieceEnds, state.locations) : nil
             })
         else { return nil }
         let rows = places.compactMap { place -> Int? in
@@ -144,6 +152,7 @@ final class FeedLineage: Sendable {
         var kept: [Int] = []
         var keptSequences: [Int64] = []
         var keptEnds: [Int] = []
+        var keptRows: [ClosedRange<Int>] = []
         kept.reserveCapacity(tip.settledRows)
         keptSequences.reserveCapacity(tip.settledRows)
         let goneInOrder = gone.sorted()
@@ -158,6 +167,7 @@ final class FeedLineage: Sendable {
             let shift = length - from
             kept += starts[first...last].map { $0 + shift }
             keptSequences += sequences[first...last]
+            keptRows.append(first...last)
             // Every piece end is a row's end: those after the run's first "[" up to its end are its rows'.
             keptEnds += ends[ends.firstIndex(atLeast: starts[first] + 1)..<ends.firstIndex(atLeast: end + 1)]
                 .map { $0 + shift }
@@ -179,7 +189,8 @@ final class FeedLineage: Sendable {
             serial: 0, settled: segments, settledRows: kept.count, boundary: tip.boundary, tail: tail, kind: kind)
         let lineage = FeedLineage(
             kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, pieceEnds: keptEnds,
-            tip: first, carrying: carried)
+            locations: kind == .maps ? locations.keeping(keptRows.joined()) : RowLocations(), tip: first,
+            carrying: carried)
         return (lineage, first)
     }
 
@@ -260,6 +271,7 @@ struct FeedLineageBuilder {
     private var rowStarts: [Int] = []
     private var rowSequences: [Int64] = []
     private var pieceEnds: [Int] = []
+    private var locations = RowLocations()
     /// The newest rows read: the tail, and the row before it.
     private var recent: [SequencedChatt] = []
 
@@ -276,6 +288,7 @@ struct FeedLineageBuilder {
         rowSequences.append(row.sequence)
         ChattRowEncoder.appendRow(row.chatt, includingGeodata: kind == .maps, to: &bytes)
         if GzipPieces.endsPiece(after: row.chatt.id) { pieceEnds.append(bytes.count) }
+        if kind == .maps { locations.append(row.chatt.location) }
         recent.append(row)
         if recent.count > FeedLineage.tailRows + 1 { recent.removeFirst() }
     }
@@ -295,7 +308,7 @@ struct FeedLineageBuilder {
         let lineage = FeedLineage(
             kind: kind, settled: settled, rowStarts: Array(rowStarts[0..<settledRows]),
             rowSequences: Array(rowSequences[0..<settledRows]), pieceEnds: pieceEnds.filter { $0 <= settledLength },
-            tip: tip)
+            locations: locations.prefix(kind == .maps ? settledRows : 0), tip: tip)
         return (lineage, tip)
     }
 }

@@ -11,6 +11,10 @@ public struct FeedRepresentation: Sendable {
     public let etag: EntityTag
     /// `Content-Type`, `ETag`, `Vary: Accept-Encoding`, and `Content-Encoding` for a coded body.
     public let headers: HTTPHeaders
+    /// The hash of the identity bytes.
+    private let contentHash: UInt64
+    /// Whether the body is the identity bytes.
+    private let isIdentity: Bool
 
     /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
     /// database give the same feed the same tag.
@@ -27,6 +31,8 @@ public struct FeedRepresentation: Sendable {
     /// (during a rolling upgrade) tags its bytes differently, as a strong validator must (RFC 9110 §8.8.3).
     init(body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "") {
         self.body = body
+        self.contentHash = contentHash
+        isIdentity = coding == nil
         let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 + variant } ?? "")
         // Invariant: hex digits, "-" and a coding token are all `etagc`, so the tag exists.
         etag = EntityTag(opaque)!
@@ -35,5 +41,13 @@ public struct FeedRepresentation: Sendable {
         ])
         if let coding { headers.add("Content-Encoding", coding) }
         self.headers = headers
+    }
+
+    /// This identity representation gzip-compressed at `Gzip.answerLevel`, for an answer made for one request
+    /// (a viewport's rows): fast rather than small. Itself should zlib fail, or when it is coded already.
+    public func gzipped() -> FeedRepresentation {
+        guard isIdentity, let bytes = Gzip.compress(body.bytes, level: Gzip.answerLevel) else { return self }
+        return FeedRepresentation(
+            body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: "\(Gzip.answerLevel)")
     }
 }

@@ -33,6 +33,13 @@ public struct RowLocations: Sendable {
         }
     }
 
+    /// The first `count` rows alone.
+    public consuming func prefix(_ count: Int) -> RowLocations {
+        longitudes.removeLast(longitudes.count - count)
+        latitudes.removeLast(latitudes.count - count)
+        return self
+    }
+
     /// The rows at `kept` (rising) alone, numbered from 0 in that order.
     public func keeping(_ kept: some Sequence<Int>) -> RowLocations {
         var locations = RowLocations()

@@ -1,0 +1,70 @@
+import ChattModel
+import HTTPCore
+import Viewport
+
+extension StoredChatt {
+    /// Where it was posted, if its geodata says (see `MapPoint.init(geodata:)`).
+    var location: MapPoint? {
+        geodata.flatMap(MapPoint.init(geodata:))
+    }
+}
+
+extension FeedLineage {
+    /// The rows of `tip` that lie in `box` from row `from` on, in feed order: the first `limit` of them, or the last
+    /// when `newest`. Settled rows are searched in the lineage's viewport index (packed on demand), tail rows looked
+    /// through.
+    func rows(in box: BoundingBox, of tip: FeedTip, from: Int, limit: Int, newest: Bool) -> [Int] {
+        let tailHits = tip.tail.indices.compactMap { index -> Int? in
+            let row = tip.settledRows + index
+            guard row >= from, let point = tip.tail[index].chatt.location, box.contains(point) else { return nil }
+            return row
+        }
+        let search = viewport.withLock { index in
+            index.search(box, in: min(from, tip.settledRows)..<tip.settledRows, rowCount: tip.settledRows) {
+                rows, inside in
+                settled.withLock { state in
+                    inside.map { state.locations.located(in: rows, inside: $0) } ?? state.locations.located(in: rows)
+                }
+            }
+        }
+        guard newest else {
+            let settledHits = search.first(limit)
+            return settledHits + tailHits.prefix(limit - settledHits.count)
+        }
+        let newestTail = Array(tailHits.suffix(limit))
+        return search.last(limit - newestTail.count) + newestTail
+    }
+
+    /// A JSON array of `tip`'s rows at `rows` (rising): slices of the body's own segments, with a `,` between rows.
+    func body(ofRows rows: [Int], in tip: FeedTip) -> HTTPBody {
+        var body = HTTPBody(Self.punctuation[0..<1])
+        let settledRows = rows.prefix { $0 < tip.settledRows }
+        if !settledRows.isEmpty {
+            let spans = settled.withLock { state in
+                settledRows.map { row in
+                    // Row i runs from its "[" to the "," before the next row, or to the end of the settled bytes.
+                    (state.rowStarts[row], row + 1 < tip.settledRows ? state.rowStarts[row + 1] - 1 : tip.settledLength)
+                }
+            }
+            // Each row lies within one segment (see `FeedTip.settled`).
+            var span = spans.makeIterator()
+            tip.settled.forEachSegment(holding: spans.map(\.0)) { segment, index in
+                // Invariant: one call per span.
+                let (start, end) = span.next()!
+                if body.count > 1 { body.append(Self.punctuation[1..<2]) }
+                body.append(segment[index..<(index + end - start)])
+            }
+        }
+        for row in rows[settledRows.count...] {
+            let index = row - tip.settledRows
+            let start = tip.tailRowStarts[index]
+            let end = index + 1 < tip.tail.count ? tip.tailRowStarts[index + 1] - 1 : tip.tailBytes.count
+            if body.count > 1 { body.append(Self.punctuation[1..<2]) }
+            body.append(tip.tailBytes[start..<end])
+        }
+        body.append(Self.punctuation[2..<3])
+        return body
+    }
+
+    private static let punctuation = Array("[,]".utf8)
+}
