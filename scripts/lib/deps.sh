@@ -45,7 +45,7 @@ _deps_missing_server() {
 
 # Prints the missing packages of everything: the server's, the test tools (Python 3 with pytest and PyYAML),
 # then each extra argument, CHECK or CHECK=PACKAGE: CHECK is a command looked up in PATH, or an absolute path
-# that must be executable (/usr/sbin is not in a normal user's PATH); PACKAGE defaults to CHECK.
+# that must exist (/usr/sbin is not in a normal user's PATH; a library is no command); PACKAGE defaults to CHECK.
 _deps_missing() {
     _deps_missing_server --local-database
     command -v python3 >/dev/null 2>&1 || echo python3
@@ -54,7 +54,7 @@ _deps_missing() {
     for extra in "$@"; do
         check=${extra%%=*}
         if [[ $check == /* ]]; then
-            [[ -x $check ]] || echo "${extra#*=}"
+            [[ -e $check ]] || echo "${extra#*=}"
         else
             command -v "$check" >/dev/null 2>&1 || echo "${extra#*=}"
         fi
@@ -68,9 +68,10 @@ DEPS_E2E_PYTHON_MODULES=("h2=h2>=4.1,<5" "hyperframe=hyperframe>=6.0,<7" "hpack=
     "jsonschema=jsonschema>=4.10,<5")
 
 # What the end-to-end tests run besides chatterd, as deps_ensure arguments: headless Chromium for /map
-# (test_map_page.py, which drives it over --remote-debugging-pipe with the standard library alone).
+# (test_map_page.py, which drives it over --remote-debugging-pipe with the standard library alone), and PostGIS,
+# whose answers test_viewport.py holds `?bbox=` to.
 # shellcheck disable=SC2034 # read by scripts/test
-DEPS_E2E=(chromium)
+DEPS_E2E=(chromium /usr/lib/postgresql/15/lib/postgis-3.so=postgresql-15-postgis-3)
 
 # What the cluster stage (Tests/Cluster) runs on its test hosts, as deps_ensure arguments: Debian 12's etcd 3.4,
 # Patroni 3.0, HAProxy 2.6, PgBouncer 1.18, nftables (the partitions) and iproute2 (the namespaces), besides

@@ -1,0 +1,213 @@
+"""Viewports (docs/API.md, `?bbox=` on `GET /getmaps`): the rows located in a box, in feed order, combined with
+`since`, `limit` and `newest`, over HTTP/1.1 and HTTP/2, held to a brute-force filter of the whole feed and, on
+10 000 random boxes (across the antimeridian, at the poles, with edges on points), to what PostGIS finds."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import re
+import uuid
+
+import pytest
+
+from conftest import launch
+from h2wire import over_h2
+from pgsupport import psql, with_database
+from processes import wait_until
+from wire import build_request
+
+# A chatt is located when its geodata starts with two JSON numbers in range (docs/API.md).
+NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+LOCATED = re.compile(rf"^\s*\[\s*({NUMBER})\s*,\s*({NUMBER})\s*,")
+
+SEEDED = 4000
+
+
+def location(geodata: str | None) -> tuple[float, float] | None:
+    """(lon, lat) of a located geodata, the rule docs/API.md gives."""
+    found = LOCATED.match(geodata or "")
+    if not found:
+        return None
+    lat, lon = float(found.group(1)), float(found.group(2))
+    return (lon, lat) if -90 <= lat <= 90 and -180 <= lon <= 180 else None
+
+
+def inside(box: tuple[float, float, float, float], point: tuple[float, float] | None) -> bool:
+    if point is None:
+        return False
+    west, south, east, north = box
+    lon, lat = point
+    if not south <= lat <= north:
+        return False
+    return lon >= west or lon <= east if west > east else west <= lon <= east
+
+
+def seed_sql(rng: random.Random) -> str:
+    """Rows a box's edges fall on (whole degrees, the poles, ±180), random doubles written with up to 17
+    significant digits, rows with no or a hand-written unlocated geodata, and a crowd near one campus."""
+    values = []
+    for serial in range(SEEDED):
+        kind = serial % 8
+        if kind == 0:
+            geodata = None
+        elif kind == 1:
+            geodata = rng.choice(["not json", "[]", "[1]", '["42","-83"]', "[91,0,\"N\",\"w\"]", "[0,180.5,1,2]"])
+        elif kind in (2, 3):
+            lat, lon = rng.randint(-90, 90), rng.randint(-180, 180)
+            geodata = f'[{lat},{lon},"N","w"]'
+        elif kind == 4:
+            lat, lon = rng.choice([-90, 90, 0]), rng.choice([-180, 180, 0])
+            geodata = f'[{lat}.0, {lon} ,"N","w"]'
+        elif kind == 5:
+            geodata = f'[{42.28 + rng.uniform(-0.05, 0.05)!r},{-83.74 + rng.uniform(-0.05, 0.05)!r},"N","w"]'
+        else:
+            geodata = f'[{rng.uniform(-90, 90)!r},{rng.uniform(-180, 180)!r},"N","w"]'
+        literal = "NULL" if geodata is None else "'" + geodata.replace("'", "''") + "'"
+        values.append(f"('n{serial % 13}', 'm{serial}', {literal})")
+    return "INSERT INTO chatts (name, message, geodata) VALUES " + ",".join(values) + ";"
+
+
+def random_box(rng: random.Random, points: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+    kind = rng.randrange(6)
+    if kind == 0:  # edges on points
+        (a, b), (c, d) = rng.choice(points), rng.choice(points)
+        return a, min(b, d), c, max(b, d)
+    if kind == 1:  # whole degrees, often across the antimeridian
+        south = rng.randint(-90, 90)
+        return rng.randint(-180, 180), south, rng.randint(-180, 180), min(90, south + rng.randint(0, 40))
+    if kind == 2:  # a pole
+        south = rng.choice([-90, 60])
+        return rng.uniform(-180, 180), south, rng.uniform(-180, 180), south + 30
+    if kind == 3:  # around campus
+        west, south = -83.74 + rng.uniform(-0.06, 0.04), 42.28 + rng.uniform(-0.06, 0.04)
+        return west, south, west + rng.uniform(0, 0.05), south + rng.uniform(0, 0.05)
+    if kind == 4:
+        return rng.choice([(-180, -90, 180, 90), (180, -90, -180, 90), (0, 0, 0, 0), (-180, -90, -180, 90)])
+    lats = sorted(rng.uniform(-90, 90) for _ in range(2))
+    return rng.uniform(-180, 180), lats[0], rng.uniform(-180, 180), lats[1]
+
+
+def query(box) -> str:
+    return "bbox=" + ",".join(repr(float(edge)) for edge in box)
+
+
+@pytest.fixture(scope="module")
+def viewport(env, certs, tls_context):
+    """A database of its own seeded with SEEDED varied rows, and a TLS chatterd on it."""
+    name = "e2e_viewport_" + uuid.uuid4().hex[:10]
+    psql(env.admin_url, f"CREATE DATABASE {name};")
+    url = with_database(env.admin_url, name)
+    endpoint = launch(env, url, certs, tls_context)
+    psql(url, seed_sql(random.Random(31)))
+    assert wait_until(lambda: len(endpoint.get("/getmaps").json()) == SEEDED, timeout=30), "the seeded rows"
+    yield url, endpoint, over_h2(endpoint, certs.cert)
+    assert endpoint.process.stop(timeout=15) == 0, endpoint.process.log()
+    psql(env.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")
+
+
+def rows_of(response) -> list[list]:
+    assert response.status == 200, response
+    return response.json()
+
+
+@pytest.mark.parametrize("protocol", ["http/1.1", "h2"])
+def test_a_box_answers_the_feeds_rows_inside_it_in_feed_order(viewport, protocol):
+    _, tls, h2 = viewport
+    endpoint = h2 if protocol == "h2" else tls
+    whole = rows_of(tls.get("/getmaps"))
+    rng = random.Random(5)
+    points = [p for p in (location(row[4]) for row in whole) if p]
+    for _ in range(60):
+        box = random_box(rng, points)
+        expected = [row for row in whole if inside(box, location(row[4]))]
+        assert rows_of(endpoint.get("/getmaps?" + query(box))) == expected, box
+        since = rng.randrange(len(whole))
+        after = [row for row in whole[since + 1:] if inside(box, location(row[4]))]
+        target = f"/getmaps?{query(box)}&since={whole[since][2]}"
+        assert rows_of(endpoint.get(target + "&limit=7")) == after[:7], box
+        assert rows_of(endpoint.get(target + "&newest=7")) == after[-7:], box
+
+
+def test_a_box_answer_is_tagged_compressed_and_revalidated(viewport):
+    _, tls, _ = viewport
+    target = "/getmaps?bbox=-84,42,-83,43"
+    plain = tls.get(target)
+    assert plain.status == 200 and plain.header("Content-Type") == "application/json"
+    etag = plain.header("ETag")
+    assert etag and plain.header("Feed-Position")
+    zipped = tls.get(target, headers=[("Accept-Encoding", "gzip")])
+    assert zipped.header("Content-Encoding") == "gzip" and zipped.header("ETag") != etag
+    assert gzip.decompress(zipped.body) == plain.body
+    assert tls.get(target, headers=[("If-None-Match", etag)]).status == 304
+
+
+@pytest.mark.parametrize("target", [
+    "/getmaps?bbox=1,2,3", "/getmaps?bbox=0,10,1,5", "/getmaps?bbox=nan,0,1,1", "/getmaps?bbox=0,0,181,1",
+    "/getmaps?bbox=0,0,1,1&bbox=0,0,1,1", "/getmaps?bbox=0,0,1,1&limit=1&newest=1",
+])
+def test_a_malformed_box_is_400_and_the_connection_stays(viewport, target):
+    _, tls, _ = viewport
+    with tls.connect() as conn:
+        conn.send(build_request("GET", target))
+        response = conn.read_response()
+        assert response.status == 400 and response.json()["error"]
+        conn.send(build_request("GET", "/getmaps?bbox=-84,42,-83,43&limit=1"))
+        assert conn.read_response().status == 200
+
+
+def test_a_post_and_a_removal_show_in_the_box_at_once(viewport, token):
+    _, tls, _ = viewport
+    box = "/getmaps?bbox=10.5,10.5,10.6,10.6"
+    assert rows_of(tls.get(box)) == []
+    payload = {"name": "v", "message": token, "geodata": '[10.55,10.55,"N","w"]'}
+    assert tls.post_json("/postmaps", payload).status == 200
+    rows = rows_of(tls.get(box))
+    assert [row[1] for row in rows] == [token]
+    url = viewport[0]
+    psql(url, "DELETE FROM chatts WHERE id = :'id';", {"id": rows[0][2]})
+    assert wait_until(lambda: rows_of(tls.get(box)) == [], timeout=10), "the removed chatt is still in the box"
+
+
+def test_ten_thousand_boxes_find_exactly_what_postgis_finds(viewport):
+    url, tls, _ = viewport
+    try:
+        psql(url, "CREATE EXTENSION IF NOT EXISTS postgis;")
+    except Exception as error:  # noqa: BLE001 (any failure means PostGIS is not installed here)
+        pytest.skip(f"PostGIS is not installed: {error}")
+    # PostGIS's own reading of the same rule: two JSON numbers at the start, float8 as PostgreSQL reads them.
+    psql(url, f"""
+        CREATE TABLE located AS
+          SELECT id, ST_SetSRID(ST_MakePoint(m[2]::float8, m[1]::float8), 4326) AS geom
+          FROM chatts, regexp_match(geodata, '^\\s*\\[\\s*({NUMBER})\\s*,\\s*({NUMBER})\\s*,') AS m
+          WHERE m IS NOT NULL AND m[1]::float8 BETWEEN -90 AND 90 AND m[2]::float8 BETWEEN -180 AND 180;
+        CREATE INDEX ON located USING gist (geom);
+        ANALYZE located;""")
+    whole = rows_of(tls.get("/getmaps"))
+    points = [p for p in (location(row[4]) for row in whole) if p]
+    rng = random.Random(11)
+    boxes = [random_box(rng, points) for _ in range(10_000)]
+    # A box across the antimeridian is two envelopes. The GiST index finds the points whose float4 boxes meet
+    # the envelope's (`&&`, rounded outward: a few too many), the doubles themselves decide, edges inside
+    # (ST_Intersects would miss points on a box of no width, an invalid polygon).
+    envelopes = [(n, w, s, e, t) for n, (w, s, e, t) in enumerate(boxes) if w <= e]
+    envelopes += [half for n, (w, s, e, t) in enumerate(boxes) if w > e
+                  for half in ((n, w, s, 180.0, t), (n, -180.0, s, e, t))]
+    values = ",".join(f"({n},{w!r},{s!r},{e!r},{t!r})" for n, w, s, e, t in envelopes)
+    found = psql(url, f"""
+        SELECT n, string_agg(DISTINCT id::text, ' ') FROM (VALUES {values}) AS b(n, w, s, e, t)
+        JOIN located ON geom && ST_MakeEnvelope(w, s, e, t, 4326)
+          AND ST_X(geom) BETWEEN w AND e AND ST_Y(geom) BETWEEN s AND t
+        GROUP BY n;""", timeout=300)
+    postgis = {int(n): sorted(ids.split()) for n, ids in (line.split("|") for line in found.splitlines() if line)}
+    mismatches = []
+    # A connection serves 1000 requests (docs/API.md): 500 on each.
+    for first in range(0, len(boxes), 500):
+        with tls.connect() as conn:
+            for n in range(first, first + 500):
+                conn.send(build_request("GET", "/getmaps?" + query(boxes[n])))
+                ids = sorted(row[2] for row in rows_of(conn.read_response()))
+                if ids != postgis.get(n, []):
+                    mismatches.append((boxes[n], len(ids), len(postgis.get(n, []))))
+    assert not mismatches, f"{len(mismatches)} of 10000 boxes differ, e.g. {mismatches[:5]}"
+    assert sum(len(ids) for ids in postgis.values()) > 10_000, "the boxes found too little to compare"
