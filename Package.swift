@@ -76,6 +76,9 @@ let package = Package(
             name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL", "Syscalls"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
+        // The viewport index against a scan of every row, in one process (bench/viewport.sh runs it).
+        .executableTarget(name: "viewport-index-bench", dependencies: ["Viewport"], path: "bench/viewport-index"),
+
         // libFuzzer targets; they fuzz only when built with `-Xswiftc -sanitize=fuzzer,address` (fuzz/run.sh).
         .target(name: "LibFuzzerDriver", path: "fuzz/driver"),
         .executableTarget(

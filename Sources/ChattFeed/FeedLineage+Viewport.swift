@@ -20,7 +20,9 @@ extension FeedLineage {
             return row
         }
         let search = viewport.withLock { index in
-            index.search(box, in: min(from, tip.settledRows)..<tip.settledRows, rowCount: tip.settledRows) {
+            index.search(
+                box, in: min(from, tip.settledRows)..<tip.settledRows, newest: newest, rowCount: tip.settledRows
+            ) {
                 rows, inside in
                 settled.withLock { state in
                     inside.map { state.locations.located(in: rows, inside: $0) } ?? state.locations.located(in: rows)

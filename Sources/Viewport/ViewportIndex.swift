@@ -14,17 +14,31 @@ public struct ViewportIndex: Sendable {
 
     public init() {}
 
+    /// Rows looked through one by one at the end a search starts from, before its runs: a box crowded with hits
+    /// (a campus) has its answer there, sooner than a walk through runs whose every node holds some.
+    public static let window = 4096
+
     /// A search for the rows of `allowed` in `box`, in a feed of `rowCount` rows whose located rows `read` gives
-    /// (those of a range, or those of a range in a box, in feed order). Packs a new run first when there are
-    /// enough new rows. The search shares the runs, and may be used outside whatever guards this index.
+    /// (those of a range, or those of a range in a box, in feed order); `newest` says which end it starts from.
+    /// Packs a new run first when there are enough new rows. The search shares the runs, and may be used outside
+    /// whatever guards this index.
     public mutating func search(
-        _ box: BoundingBox, in allowed: Range<Int>, rowCount: Int,
+        _ box: BoundingBox, in allowed: Range<Int>, newest: Bool, rowCount: Int,
         reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
     ) -> ViewportSearch {
         if rowCount - packed >= Self.smallestRun { pack(read(packed..<rowCount, nil), upTo: rowCount) }
-        let from = max(packed, allowed.lowerBound)
-        let unpacked = read(from..<max(from, allowed.upperBound), box)
-        return ViewportSearch(box: box, allowed: allowed, runs: runs, unpacked: unpacked.map(\.row))
+        let inRuns = allowed.clamped(to: 0..<packed)
+        let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
+        let window =
+            newest
+            ? max(inRuns.lowerBound, inRuns.upperBound - Self.window)..<inRuns.upperBound
+            : inRuns.lowerBound..<min(inRuns.upperBound, inRuns.lowerBound + Self.window)
+        let windowHits = read(window, box).map(\.row)
+        let unpackedHits = read(unpacked, box).map(\.row)
+        return ViewportSearch(
+            box: box, runs: runs,
+            inRuns: newest ? inRuns.lowerBound..<window.lowerBound : window.upperBound..<inRuns.upperBound,
+            before: newest ? [] : windowHits, after: newest ? windowHits + unpackedHits : unpackedHits)
     }
 
     /// Makes a run of rows `packed..<end`, of which `located` (in any order) are located, and merges runs until
@@ -41,32 +55,35 @@ public struct ViewportIndex: Sendable {
     }
 }
 
-/// One search of a `ViewportIndex`: its runs, and the hits among the rows not yet in one.
+/// One search of a `ViewportIndex`: its runs, and the hits among the rows looked through, before and after the
+/// rows it searches in runs.
 public struct ViewportSearch: Sendable {
     let box: BoundingBox
-    let allowed: Range<Int>
     let runs: [PackedRun]
-    /// Hits among the rows after the runs, in feed order.
-    let unpacked: [Int]
+    /// The rows searched in runs.
+    let inRuns: Range<Int>
+    /// Hits before `inRuns`, in feed order.
+    let before: [Int]
+    /// Hits after `inRuns`, in feed order.
+    let after: [Int]
 
     /// The first `limit` hits in feed order.
     public func first(_ limit: Int) -> [Int] {
-        var hits: [Int] = []
-        for run in runs where run.rows.overlaps(allowed) {
-            run.search(box, in: allowed, newestFirst: false, limit: limit, into: &hits)
-            if hits.count >= limit { return hits }
+        var hits = Array(before.prefix(limit))
+        for run in runs where run.rows.overlaps(inRuns) {
+            guard hits.count < limit else { return hits }
+            run.search(box, in: inRuns, newestFirst: false, limit: limit, into: &hits)
         }
-        hits += unpacked.prefix(limit - hits.count)
-        return hits
+        return hits + after.prefix(limit - hits.count)
     }
 
     /// The last `limit` hits, in feed order.
     public func last(_ limit: Int) -> [Int] {
-        var hits = Array(unpacked.suffix(limit).reversed())
-        for run in runs.reversed() where run.rows.overlaps(allowed) {
+        var hits = Array(after.suffix(limit).reversed())
+        for run in runs.reversed() where run.rows.overlaps(inRuns) {
             guard hits.count < limit else { break }
-            run.search(box, in: allowed, newestFirst: true, limit: limit, into: &hits)
+            run.search(box, in: inRuns, newestFirst: true, limit: limit, into: &hits)
         }
-        return hits.reversed()
+        return before.suffix(limit - hits.count) + hits.reversed()
     }
 }

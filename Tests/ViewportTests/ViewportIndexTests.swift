@@ -13,9 +13,9 @@ private struct IndexedRows {
         locations.append(point)
     }
 
-    mutating func search(_ box: BoundingBox, in allowed: Range<Int>) -> ViewportSearch {
+    mutating func search(_ box: BoundingBox, in allowed: Range<Int>, newest: Bool = false) -> ViewportSearch {
         let locations = locations
-        return index.search(box, in: allowed, rowCount: locations.count) { rows, inside in
+        return index.search(box, in: allowed, newest: newest, rowCount: locations.count) { rows, inside in
             inside.map { locations.located(in: rows, inside: $0) } ?? locations.located(in: rows)
         }
     }
@@ -98,7 +98,7 @@ private struct IndexedRows {
                 let low = Int.random(in: 0...points.count, using: &random)
                 let allowed = [0..<points.count, low..<points.count, 0..<low][Int.random(in: 0..<3, using: &random)]
                 let expected = allowed.filter { points[$0].map(box.contains) ?? false }
-                let search = index.search(box, in: allowed)
+                let search = index.search(box, in: allowed, newest: Bool.random(using: &random))
                 let limit = [1, 7, 500, Int.max][Int.random(in: 0..<4, using: &random)]
                 #expect(search.first(limit) == Array(expected.prefix(limit)), "\(box) \(allowed) first \(limit)")
                 #expect(search.last(limit) == Array(expected.suffix(limit)), "\(box) \(allowed) last \(limit)")
@@ -117,7 +117,8 @@ private struct IndexedRows {
         let search = index.search(box, in: 0..<index.count)
         let sizes = search.runs.map(\.rows.count)
         #expect(zip(sizes, sizes.dropFirst()).allSatisfy { $0 >= 4 * $1 }, "\(sizes)")
-        #expect(search.runs.map(\.rows.count).reduce(0, +) + search.unpacked.count == index.count)
+        #expect(search.runs.map(\.rows.count).reduce(0, +) == index.index.packed)
+        #expect(index.count - index.index.packed < ViewportIndex.smallestRun)
         #expect(search.first(3) == [0, 1, 2])
         #expect(search.last(2) == [index.count - 2, index.count - 1])
     }

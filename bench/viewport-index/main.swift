@@ -1,0 +1,87 @@
+// The viewport index alone against looking at the rows one by one (the floor an index must beat), in one process,
+// on a million made-up locations: uniform on the sphere, or 80 % around one campus. Each box is 0.01 % of the map's
+// area in degrees (3.6° × 1.8°) at a random place, or (campus, every other box) one of the same shape around the
+// campus. Each search finds what a map asks for, the newest 500 hits: the scan looks from the newest row back until
+// it has them (or reaches the first). Prints the mean time of each and their ratio. Usage:
+// swift run -c release viewport-index-bench [rows] [boxes]
+import Dispatch
+import Glibc
+import Viewport
+
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let rows = arguments.first ?? 1_000_000
+let boxCount = arguments.dropFirst().first ?? 200
+var random = SplitMix(state: 42)
+
+func seconds(_ work: () -> Void) -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    work()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func microseconds(_ seconds: Double) -> String {
+    String(Double(Int(seconds * 1e7)) / 10)
+}
+
+for mix in ["uniform", "campus"] {
+    var locations = RowLocations()
+    for _ in 0..<rows {
+        let campus = mix == "campus" && Double.random(in: 0..<1, using: &random) < 0.8
+        let point =
+            campus
+            ? MapPoint(
+                longitude: -83.7382 + Double.random(in: -0.05...0.05, using: &random),
+                latitude: 42.278 + Double.random(in: -0.04...0.04, using: &random))
+            : MapPoint(
+                longitude: Double.random(in: -180...180, using: &random),
+                latitude: asin(Double.random(in: -1...1, using: &random)) * 180 / .pi)
+        locations.append(point)
+    }
+    let read = { (range: Range<Int>, box: BoundingBox?) in
+        box.map { locations.located(in: range, inside: $0) } ?? locations.located(in: range)
+    }
+    var index = ViewportIndex()
+    let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
+    let packing = seconds { _ = index.search(nowhere, in: 0..<rows, newest: true, rowCount: rows, reading: read) }
+    let boxes = (0..<boxCount).map { serial -> BoundingBox in
+        let (west, south) =
+            mix == "campus" && serial % 2 == 0
+            ? (-83.7382 - 1.8 + Double.random(in: -0.1...0.1, using: &random), 42.278 - 0.9)
+            : (Double.random(in: -180...176.4, using: &random), Double.random(in: -90...88.2, using: &random))
+        return BoundingBox(west: west, south: south, east: west + 3.6, north: south + 1.8)!
+    }
+    var indexHits = 0
+    var scanHits = 0
+    let indexed = seconds {
+        for box in boxes {
+            indexHits += index.search(box, in: 0..<rows, newest: true, rowCount: rows, reading: read).last(500).count
+        }
+    }
+    let scanned = seconds {
+        for box in boxes {
+            var hits = 0
+            var row = rows
+            while hits < 500, row > 0 {
+                row -= 1
+                if let point = locations.location(of: row), box.contains(point) { hits += 1 }
+            }
+            scanHits += hits
+        }
+    }
+    precondition(indexHits == scanHits, "the index and the scan disagree")
+    print(
+        "\(mix): \(rows) rows packed in \(Int(packing * 1000)) ms; \(boxCount) boxes of 0.01 % of the area, "
+            + "\(scanHits / boxCount) of the newest 500 hits each on average: index \(microseconds(indexed / Double(boxCount))) µs, "
+            + "scan \(microseconds(scanned / Double(boxCount))) µs a box: \(Int(scanned / indexed))× faster")
+}
