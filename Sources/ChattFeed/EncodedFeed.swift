@@ -25,6 +25,7 @@ public final class EncodedFeed: Sendable {
     /// The first version of the lineage `builder` has read, at `position`.
     convenience init(_ builder: consuming FeedLineageBuilder, at position: LogPosition) {
         let (lineage, tip) = builder.finish()
+        lineage.packViewportSoon()
         self.init(lineage: lineage, tip: tip, contentHash: lineage.contentHash(of: tip), position: position)
     }
 

@@ -1,4 +1,5 @@
 import ChattModel
+import Dispatch
 import HTTPCore
 import Viewport
 
@@ -35,6 +36,17 @@ extension FeedLineage {
         }
         let newestTail = Array(tailHits.suffix(limit))
         return search.last(limit - newestTail.count) + newestTail
+    }
+
+    /// Packs the settled rows of a maps lineage into its viewport index on a background queue, so that the first
+    /// box asked after a full read of the store (at start) does not wait for a million rows to be packed. (A
+    /// lineage a removal starts packs on the first box asked of it: retention makes many.)
+    func packViewportSoon() {
+        guard kind == .maps else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
+            _ = rows(in: nowhere, of: settled.withLock(\.tip), from: 0, limit: 0, newest: true)
+        }
     }
 
     /// A JSON array of `tip`'s rows at `rows` (rising): slices of the body's own segments, with a `,` between rows.
