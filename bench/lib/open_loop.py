@@ -19,7 +19,11 @@ request) and one "OPEN ..." line: the rate offered, reads' and posts' own percen
 not the server's), how long requests then waited for a free connection (wait: every one busy with earlier requests)
 and the most that waited at once, and the generator's CPU seconds.
 
-Usage: open_loop.py URL --rate R --duration S [--connections C] [--cacert FILE] [--post-every N] [--timeout S]
+With --targets, the GETs ask the file's targets in turn (a viewport's boxes, bench/viewport.sh) instead of /getmaps;
+--post-every 0 posts nothing.
+
+Usage: open_loop.py URL --rate R --duration S [--connections C] [--cacert FILE] [--post-every N] [--targets FILE]
+                    [--timeout S]
 """
 
 import argparse
@@ -84,7 +88,12 @@ class Generator:
         self.run = "%d-%d" % (time.time(), random.randrange(1 << 30))
         host = "%s:%d" % (self.host, self.port)
         self.primer = ("GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n" % host).encode()
-        self.get = ("GET /getmaps HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n" % host).encode()
+        targets = ["/getmaps"]
+        if args.targets:
+            with open(args.targets) as listed:
+                targets = [line.strip() for line in listed if line.strip()]
+        self.gets = [("GET %s HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n" % (target, host))
+                     .encode() for target in targets]
         self.post_head = "POST /postmaps HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json; charset=utf-8\r\n" % host
         # Figures in seconds: the latency of answered requests by kind (post or not); for every request, how late the
         # loop found it due (the generator's own lateness) and how long it then waited for a connection to send it.
@@ -193,7 +202,7 @@ class Generator:
             body = self.body(request.index)
             data = (self.post_head + "Content-Length: %d\r\n\r\n" % len(body)).encode() + body
         else:
-            data = self.get
+            data = self.gets[request.index % len(self.gets)]
         connection.state = "busy"
         connection.request = request
         connection.head.clear()
@@ -300,7 +309,8 @@ class Generator:
             return now
         due = self.start + self.issued * self.interval
         while self.issued < self.total and due <= now:
-            self.backlog.append(Request(self.issued, due, (self.issued + 1) % self.post_every == 0, now))
+            post = self.post_every > 0 and (self.issued + 1) % self.post_every == 0
+            self.backlog.append(Request(self.issued, due, post, now))
             self.lag.append(now - due)
             self.issued += 1
             due = self.start + self.issued * self.interval
@@ -409,11 +419,12 @@ def main():
     parser.add_argument("--duration", type=float, required=True, help="seconds of offering")
     parser.add_argument("--connections", type=int, default=64, help="kept-alive connections (default 64)")
     parser.add_argument("--cacert", help="the certificate authority to trust")
-    parser.add_argument("--post-every", type=int, default=10, help="every Nth request posts (default 10)")
+    parser.add_argument("--post-every", type=int, default=10, help="every Nth request posts (default 10; 0: none)")
+    parser.add_argument("--targets", help="a file of GET targets, one a line, asked in turn (default /getmaps)")
     parser.add_argument("--timeout", type=float, default=30, help="seconds an answer may take after the last is due")
     args = parser.parse_args()
-    if args.rate <= 0 or args.duration <= 0 or args.connections < 1 or args.post_every < 1:
-        parser.error("--rate, --duration, --connections and --post-every must be positive")
+    if args.rate <= 0 or args.duration <= 0 or args.connections < 1 or args.post_every < 0:
+        parser.error("--rate, --duration and --connections must be positive, --post-every not negative")
     Generator(args).main()
     return 0
 

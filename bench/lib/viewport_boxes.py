@@ -3,7 +3,8 @@
 on a chatt picked at random and is the smallest square (in degrees) around it that holds its K nearest chatts
 (Chebyshev distance), so a box's hits are K give or take ties and the box's clipping at the poles. Reads the
 chatts' locations from psql's unaligned output of `SELECT lon, lat` on stdin; writes, for each K, a file
-CLASS-K.txt of request targets (`/getmaps?bbox=W,S,E,N` and SUFFIX), and prints each class's mean hits.
+class-K.txt of request targets (`/getmaps?bbox=W,S,E,N` and SUFFIX); writes boxes.sql, which puts every box in
+bench_boxes (bench/sql/postgis.sql) for pgbench; prints each class's mean hits.
 
 Usage: viewport_boxes.py OUTDIR --boxes N [--classes 10,100,...] [--suffix '&newest=500'] [--seed S]
 """
@@ -33,6 +34,10 @@ def main() -> None:
             box = (max(-180.0, lon - half), max(-90.0, lat - half), min(180.0, lon + half), min(90.0, lat + half))
             hits = sum(1 for d in distances if d <= half)
             boxes[k].append((box, hits))
+    with open(f"{args.outdir}/boxes.sql", "w") as out:
+        out.write("TRUNCATE bench_boxes;\nINSERT INTO bench_boxes VALUES\n")
+        out.write(",\n".join(f"({k},{n},ST_MakeEnvelope({w!r},{s!r},{e!r},{t!r},4326))"
+                             for k in classes for n, ((w, s, e, t), _) in enumerate(boxes[k])) + ";\n")
     for k in classes:
         with open(f"{args.outdir}/class-{k}.txt", "w") as out:
             for (west, south, east, north), _ in boxes[k]:

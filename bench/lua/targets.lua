@@ -1,5 +1,8 @@
 -- Requests the targets listed in the file named by the TARGETS environment variable, one a line, in turn (each
 -- wrk thread from its own place in the list), with the iOS app's Accept-Encoding when GZIP=1.
+package.path = "bench/lua/?.lua;" .. package.path
+require("report")
+
 local targets = {}
 local next_target = 1
 
