@@ -43,11 +43,12 @@ public struct FeedRepresentation: Sendable {
         self.headers = headers
     }
 
-    /// This identity representation gzip-compressed at `Gzip.answerLevel`, for an answer made for one request
-    /// (a viewport's rows): fast rather than small. Itself should zlib fail, or when it is coded already.
+    /// This identity representation gzip-compressed at `Gzip.answerLevel` (`AnswerGzip`), for an answer made for
+    /// one request (a viewport's rows): fast rather than small. Itself should compression fail, or when it is coded
+    /// already.
     public func gzipped() -> FeedRepresentation {
-        guard isIdentity, let bytes = Gzip.compress(body.bytes, level: Gzip.answerLevel) else { return self }
+        guard isIdentity, let bytes = AnswerGzip.compress(body.bytes) else { return self }
         return FeedRepresentation(
-            body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: "\(Gzip.answerLevel)")
+            body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: AnswerGzip.variant)
     }
 }

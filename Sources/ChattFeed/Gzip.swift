@@ -10,8 +10,8 @@ public enum Gzip {
     /// (measured: bench/RESULTS.md, "Gzip level").
     public static let feedLevel: Int32 = 6
 
-    /// The level an answer made for one request is compressed at (`FeedRepresentation.gzipped()`): each costs its
-    /// request the time, so speed counts more than size.
+    /// The level an answer made for one request is compressed at (`AnswerGzip`): each costs its request the time,
+    /// so speed counts more than size.
     public static let answerLevel: Int32 = 1
 
     /// What names how a feed's gzip bytes are made from its identity bytes, in its gzip entity tag: the level and

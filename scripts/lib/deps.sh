@@ -35,6 +35,7 @@ _deps_missing_server() {
     [[ -f /usr/include/openssl/ssl.h ]] || echo libssl-dev
     [[ -f /usr/include/zlib.h ]] || echo zlib1g-dev
     [[ -f /usr/include/nghttp2/nghttp2.h ]] || echo libnghttp2-dev
+    [[ -f /usr/include/libdeflate.h ]] || echo libdeflate-dev
     command -v pkg-config >/dev/null 2>&1 || echo pkg-config
     [[ ${1:-} == --remote-database ]] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
     command -v openssl >/dev/null 2>&1 || echo openssl
