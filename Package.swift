@@ -76,7 +76,8 @@ let package = Package(
         .executableTarget(name: "chatterd", dependencies: ["ChatterdKit"]),
         // The `chatter` command-line client: options, HTTP/1.1 over OpenSSL, output formats.
         .target(
-            name: "ChatterClient", dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL", "Syscalls"]),
+            name: "ChatterClient",
+            dependencies: ["ChattModel", "JSON", "HTTPCore", "ASCII", "COpenSSL", "Syscalls", "Viewport"]),
         .executableTarget(name: "chatter", dependencies: ["ChatterClient"]),
 
         // The viewport index against a scan of every row, in one process (bench/viewport.sh runs it).
@@ -130,7 +131,7 @@ let package = Package(
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "HTTPCore", "COpenSSL", "CNGHTTP2", "Locking", "Logging", "Syscalls"]),
-        .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattModel", "JSON"]),
+        .testTarget(name: "ChatterClientTests", dependencies: ["ChatterClient", "ChattModel", "JSON", "Viewport"]),
         .testTarget(
             name: "ChatterdKitTests",
             dependencies: [

@@ -6,7 +6,7 @@ struct ArgumentScanner {
     /// Options that take a value.
     static let valueFlags: Set<String> = [
         "--name", "--message", "--lat", "--lon", "--facing", "--speed", "--format", "--server", "--cacert",
-        "--timeout", "--reason", "--admin-token-file",
+        "--timeout", "--reason", "--admin-token-file", "--bbox", "--newest",
     ]
     /// Options without a value, with their short spellings mapped to the long ones.
     static let switchFlags = [

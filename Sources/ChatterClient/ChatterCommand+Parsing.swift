@@ -1,4 +1,5 @@
 import ChattModel
+import Viewport
 
 extension ChatterCommand {
     /// Parses `arguments` (without the program name).
@@ -20,7 +21,7 @@ extension ChatterCommand {
             try scan.requireOnly(["--name", "--message", "--lat", "--lon", "--facing", "--speed"], for: "post")
             return .post(try PostCommand(scan), try ConnectionOptions(scan, environment, fileExists))
         case "get":
-            try scan.requireOnly(["--maps", "--format"], for: "get")
+            try scan.requireOnly(["--maps", "--format", "--bbox", "--newest"], for: "get")
             return .get(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
         case "watch":
             try scan.requireOnly(["--maps", "--format"], for: "watch")
@@ -92,7 +93,21 @@ extension GetCommand {
         guard let format = Format(rawValue: text) else {
             throw .usage("--format must be table, json or geojson, not \(text)")
         }
-        self.init(maps: scan.has("--maps"), format: format)
+        var box: BoundingBox?
+        if let text = scan.values["--bbox"] {
+            box = BoundingBox(parsing: Substring(text))
+            guard box != nil else {
+                throw .usage("--bbox needs W,S,E,N in degrees (-180..180, -90..90, S <= N), not \(text)")
+            }
+        }
+        var newest: Int?
+        if let text = scan.values["--newest"] {
+            newest = Int(text)
+            guard let count = newest, (0...999_999_999).contains(count), text.allSatisfy(\.isASCII) else {
+                throw .usage("--newest needs a whole number from 0 to 999999999, not \(text)")
+            }
+        }
+        self.init(maps: scan.has("--maps"), format: format, box: box, newest: newest)
     }
 }
 

@@ -1,3 +1,5 @@
+import Viewport
+
 /// What the `chatter` command line asked for.
 public enum ChatterCommand: Equatable, Sendable {
     /// Send one chatt.
@@ -56,17 +58,31 @@ public struct GetCommand: Equatable, Sendable {
     public var maps: Bool
     /// `--format`.
     public var format: Format
+    /// `--bbox` (get only): only the chatts located in this box, from `/getmaps`.
+    public var box: BoundingBox?
+    /// `--newest` (get only): only the newest this many.
+    public var newest: Int?
 
     /// A get with the given options.
-    public init(maps: Bool = false, format: Format = .table) {
+    public init(maps: Bool = false, format: Format = .table, box: BoundingBox? = nil, newest: Int? = nil) {
         self.maps = maps
         self.format = format
+        self.box = box
+        self.newest = newest
     }
 
-    /// The endpoint to fetch (its live feed: `/stream` after it); GeoJSON needs locations, so it always reads
-    /// `getmaps`.
+    /// The endpoint to fetch (its live feed: `/stream` after it); GeoJSON and a box need locations, so they always
+    /// read `getmaps`.
     public var endpoint: String {
-        maps || format == .geojson ? "getmaps" : "getchatts"
+        maps || format == .geojson || box != nil ? "getmaps" : "getchatts"
+    }
+
+    /// The query string of a get (`?bbox=...&newest=...`), or "" for the whole feed.
+    public var query: String {
+        var parameters: [String] = []
+        if let box { parameters.append("bbox=\(box.west),\(box.south),\(box.east),\(box.north)") }
+        if let newest { parameters.append("newest=\(newest)") }
+        return parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
     }
 }
 

@@ -7,7 +7,7 @@ public let chatterUsage = """
 
     Usage:
       chatter post --name N --message M [--lat X --lon Y [--facing F] [--speed S]] [options]
-      chatter get [--maps] [--format table|json|geojson] [options]
+      chatter get [--maps] [--format table|json|geojson] [--bbox W,S,E,N] [--newest N] [options]
       chatter watch [--maps] [--format table|json|geojson] [options]
       chatter delete ID --reason TEXT [--admin-token-file FILE] [options]
       chatter --help | --version
@@ -21,6 +21,9 @@ public let chatterUsage = """
       --format json        the server's rows as JSON, one row per line
       --format geojson     an RFC 7946 FeatureCollection of the chatts that have a location
                            (always read from /getmaps; coordinates are [longitude, latitude])
+      --bbox W,S,E,N       only the chatts located in that box (degrees; W > E crosses the antimeridian),
+                           from /getmaps
+      --newest N           only the newest N (still oldest first)
       Control, bidi and invisible characters from the server show as \\u{1B} in tables and error
       lines (a literal backslash as \\\\), and as \\u001b escapes in JSON and GeoJSON.
 

@@ -1,5 +1,6 @@
 @testable import ChatterClient
 import Testing
+import Viewport
 
 @Suite struct ArgumentParsingTests {
     let local: ServerURL
@@ -46,6 +47,23 @@ import Testing
                     ConnectionOptions(server: local, caFile: nil, timeoutSeconds: 2.5)))
         #expect(GetCommand(maps: false, format: .geojson).endpoint == "getmaps")
         #expect(GetCommand(maps: false, format: .json).endpoint == "getchatts")
+    }
+
+    @Test func getTakesABoxAndTheNewest() throws {
+        guard case .get(let get, _) = try parse(["get", "--bbox", "170,-10,-170,10", "--newest", "500"]) else {
+            Issue.record("not a get")
+            return
+        }
+        #expect(get.box == BoundingBox(west: 170, south: -10, east: -170, north: 10))
+        #expect(get.endpoint == "getmaps", "a box needs locations")
+        #expect(get.query == "?bbox=170.0,-10.0,-170.0,10.0&newest=500")
+        #expect(GetCommand().query == "")
+        for bad in [["--bbox", "1,2,3"], ["--bbox", "0,10,1,5"], ["--newest", "-1"], ["--newest", "1e3"]] {
+            #expect(throws: ClientError.self) { try parse(["get"] + bad) }
+        }
+        #expect(throws: ClientError.self, "a live feed of a box is not served yet") {
+            try parse(["watch", "--bbox", "0,0,1,1"])
+        }
     }
 
     @Test func watchTakesTheOptionsOfGet() throws {

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import re
+import subprocess
 import uuid
 
 import pytest
@@ -211,3 +213,15 @@ def test_ten_thousand_boxes_find_exactly_what_postgis_finds(viewport):
                     mismatches.append((boxes[n], len(ids), len(postgis.get(n, []))))
     assert not mismatches, f"{len(mismatches)} of 10000 boxes differ, e.g. {mismatches[:5]}"
     assert sum(len(ids) for ids in postgis.values()) > 10_000, "the boxes found too little to compare"
+
+
+def test_chatter_get_asks_for_a_box_and_the_newest(viewport, chatter_bin, certs):
+    _, tls, _ = viewport
+    box = (-84.0, 42.0, -83.0, 43.0)
+    whole = rows_of(tls.get("/getmaps"))
+    expected = [row for row in whole if inside(box, location(row[4]))][-3:]
+    done = subprocess.run([chatter_bin, "get", "--bbox", ",".join(map(str, box)), "--newest", "3", "--format", "json",
+                           "--server", f"https://localhost:{tls.port}", "--cacert", str(certs.cert)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
