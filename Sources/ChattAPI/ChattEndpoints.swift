@@ -94,6 +94,34 @@ struct ChattEndpoints: Sendable {
         }
     }
 
+    /// `GET /getmaps/clusters`: a task that asks the maps feed (which may wait for the store), then counts the box's
+    /// chatts into the zoom's cells.
+    func planClusters(_ request: HTTPRequest) -> ResponsePlan {
+        let query: ClusterQuery
+        do {
+            query = try ClusterQuery(query: request.query)
+        } catch {
+            return .ready(error.response)
+        }
+        let deadline = ContinuousClock.now + patience
+        return .deferred { [feed, executor, staleFeedServed] respond in
+            Task(executorPreference: executor) {
+                let answer: FeedAnswer
+                do throws(RepositoryError) {
+                    answer = try await feed.answer(.maps, before: deadline)
+                } catch {
+                    return respond(APIError(error).response)
+                }
+                var response = FeedResponse.clusters(for: request, query: query, from: answer.feed)
+                if let stale = answer.stale {
+                    response.headers.add("Age", String(stale.age))
+                    staleFeedServed(request, stale)
+                }
+                respond(response)
+            }
+        }
+    }
+
     /// `GET /healthz`: 200 whenever the process can answer.
     func healthz() -> HTTPResponse {
         .json(.ok, Self.healthyBody)

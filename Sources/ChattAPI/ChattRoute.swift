@@ -9,6 +9,7 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     case root = "/"
     case postMaps = "/postmaps"
     case getMaps = "/getmaps"
+    case clusters = "/getmaps/clusters"
     case postChatt = "/postchatt"
     case getChatts = "/getchatts"
     case streamMaps = "/getmaps/stream"
@@ -35,7 +36,7 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     var method: HTTPMethod {
         switch self {
         case .postMaps, .postChatt: .POST
-        case .root, .getMaps, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics, .map: .GET
+        case .root, .getMaps, .clusters, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics, .map: .GET
         }
     }
 

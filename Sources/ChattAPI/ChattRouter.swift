@@ -78,6 +78,7 @@ public struct ChattRouter: Sendable {
         case .metrics: return .ready(endpoints.metricsText().routed(route.rawValue))
         case .map: return .ready(mapPage.pageResponse(to: request).routed(route.rawValue))
         case .getMaps: return endpoints.planFeed(.maps, request).routed(route.rawValue)
+        case .clusters: return endpoints.planClusters(request).routed(route.rawValue)
         case .getChatts: return endpoints.planFeed(.chatts, request).routed(route.rawValue)
         case .streamMaps, .streamChatts:
             // Only with a hub (the guard above): nil is never reached.

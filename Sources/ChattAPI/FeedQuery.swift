@@ -54,15 +54,19 @@ struct FeedQuery: Equatable, Sendable {
                 guard newest == nil, let count = Self.parseLimit(value) else { throw Self.badNewest }
                 newest = count
             case "bbox" where located:
-                // Browsers' URLSearchParams escape the commas.
-                let commas = value.replacing("%2C", with: ",").replacing("%2c", with: ",")
-                guard box == nil, let parsed = BoundingBox(parsing: Substring(commas)) else { throw Self.badBox }
+                guard box == nil, let parsed = Self.box(value) else { throw Self.badBox }
                 box = parsed
             default:
                 continue
             }
         }
         if limit != nil, newest != nil { throw Self.badNewest }
+    }
+
+    /// A `bbox` value: `BoundingBox(parsing:)`, with commas also accepted escaped (browsers' URLSearchParams
+    /// escapes them).
+    static func box(_ value: Substring) -> BoundingBox? {
+        BoundingBox(parsing: Substring(value.replacing("%2C", with: ",").replacing("%2c", with: ",")))
     }
 
     private static func parseLimit(_ text: Substring) -> Int? {

@@ -61,6 +61,15 @@ enum FeedResponse {
         return response(to: request, with: representation, at: feed.position)
     }
 
+    /// The GeoJSON clusters of `query`'s box at its zoom, from `feed`: tagged, gzipped when preferred, 304 when
+    /// the client's `If-None-Match` names them.
+    static func clusters(for request: HTTPRequest, query: ClusterQuery, from feed: EncodedFeed) -> HTTPResponse {
+        let body = feed.clusters(in: query.box, on: query.grid)
+        let identity = FeedRepresentation(identity: HTTPBody(body), contentType: "application/geo+json")
+        let representation = prefersGzip(request.headers) ? identity.gzipped() : identity
+        return response(to: request, with: representation, at: feed.position)
+    }
+
     /// 200 with `representation`, or 304 when the client's `If-None-Match` names it. A 304 keeps the body so
     /// that Content-Length names the 200's length (the server does not send it), and every header of the 200
     /// (docs/API.md asks for Content-Type on every response); `Feed-Position` too, as it may have moved under

@@ -115,6 +115,12 @@ public final class EncodedFeed: Sendable {
         lineage.body(ofRows: rows, in: tip)
     }
 
+    /// `GET /getmaps/clusters`' GeoJSON body for `box` on `grid` (`ClusterFeatures`).
+    public func clusters(in box: BoundingBox, on grid: ClusterGrid) -> [UInt8] {
+        let tally = lineage.clusters(in: box, on: grid, of: tip)
+        return ClusterFeatures.collection(tally) { lineage.chatt(at: $0, in: tip) }
+    }
+
     /// `[]`: the empty slice, and the ends of every other.
     private static let brackets = Array("[]".utf8)
 

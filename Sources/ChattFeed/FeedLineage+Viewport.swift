@@ -1,6 +1,7 @@
 import ChattModel
 import Dispatch
 import HTTPCore
+import JSON
 import Viewport
 
 extension StoredChatt {
@@ -36,6 +37,34 @@ extension FeedLineage {
         }
         let newestTail = Array(tailHits.suffix(limit))
         return search.last(limit - newestTail.count) + newestTail
+    }
+
+    /// The cells on `grid` of `tip`'s rows in `box`: settled rows from the viewport index, tail rows one by one.
+    func clusters(in box: BoundingBox, on grid: ClusterGrid, of tip: FeedTip) -> ClusterTally {
+        let clusters = viewport.withLock { index in
+            index.clusters(box, in: 0..<tip.settledRows, on: grid, rowCount: tip.settledRows) { rows, inside in
+                settled.withLock { state in
+                    inside.map { state.locations.located(in: rows, inside: $0) } ?? state.locations.located(in: rows)
+                }
+            }
+        }
+        var tally = clusters.tally()
+        for (index, row) in tip.tail.enumerated() {
+            if let point = row.chatt.location, box.contains(point) { tally.add(point, row: tip.settledRows + index) }
+        }
+        return tally
+    }
+
+    /// The chatt `tip` shows at `row`, read back from its row's bytes when settled.
+    func chatt(at row: Int, in tip: FeedTip) -> StoredChatt? {
+        if row >= tip.settledRows { return tip.tail[row - tip.settledRows].chatt }
+        guard case .array(let rows)? = try? JSONParser.parse(body(ofRows: [row], in: tip).bytes),
+            case .array(let fields)? = rows.first, fields.count == 5,
+            case .string(let name) = fields[0], case .string(let message) = fields[1],
+            case .string(let id) = fields[2], case .string(let timestamp) = fields[3]
+        else { return nil }
+        let geodata: String? = if case .string(let text) = fields[4] { text } else { nil }
+        return StoredChatt(name: name, message: message, id: id, timestamp: timestamp, geodata: geodata)
     }
 
     /// Packs the settled rows of a maps lineage into its viewport index on a background queue, so that the first

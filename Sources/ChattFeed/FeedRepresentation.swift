@@ -15,13 +15,15 @@ public struct FeedRepresentation: Sendable {
     private let contentHash: UInt64
     /// Whether the body is the identity bytes.
     private let isIdentity: Bool
+    /// Its `Content-Type`.
+    private let contentType: String
 
     /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
     /// database give the same feed the same tag.
-    public init(identity body: HTTPBody) {
+    public init(identity body: HTTPBody, contentType: String = "application/json") {
         var hasher = ContentHasher()
         hasher.update(body)
-        self.init(body: body, contentHash: hasher.finalize(), coding: nil)
+        self.init(body: body, contentHash: hasher.finalize(), coding: nil, contentType: contentType)
     }
 
     /// `body` coded with `coding` (e.g. "gzip"); `contentHash` is the hash of the identity bytes. The coding is
@@ -29,15 +31,18 @@ public struct FeedRepresentation: Sendable {
     /// names how the coded bytes were made from the identity bytes (for gzip, the level): the same identity
     /// bytes then give the same coded bytes under one tag in every process, and a build that codes differently
     /// (during a rolling upgrade) tags its bytes differently, as a strong validator must (RFC 9110 §8.8.3).
-    init(body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "") {
+    init(
+        body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "", contentType: String = "application/json"
+    ) {
         self.body = body
         self.contentHash = contentHash
         isIdentity = coding == nil
+        self.contentType = contentType
         let opaque = ContentHash.hex(contentHash) + (coding.map { "-" + $0 + variant } ?? "")
         // Invariant: hex digits, "-" and a coding token are all `etagc`, so the tag exists.
         etag = EntityTag(opaque)!
         var headers = HTTPHeaders([
-            ("Content-Type", "application/json"), ("ETag", etag.fieldValue), ("Vary", "Accept-Encoding"),
+            ("Content-Type", contentType), ("ETag", etag.fieldValue), ("Vary", "Accept-Encoding"),
         ])
         if let coding { headers.add("Content-Encoding", coding) }
         self.headers = headers
@@ -49,6 +54,7 @@ public struct FeedRepresentation: Sendable {
     public func gzipped() -> FeedRepresentation {
         guard isIdentity, let bytes = AnswerGzip.compress(body.bytes) else { return self }
         return FeedRepresentation(
-            body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: AnswerGzip.variant)
+            body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: AnswerGzip.variant,
+            contentType: contentType)
     }
 }

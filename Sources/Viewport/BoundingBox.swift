@@ -80,6 +80,14 @@ public struct BoundingBox: Sendable, Equatable {
             ? longitude >= west || longitude <= east : longitude >= west && longitude <= east
     }
 
+    /// Whether the rectangle from `low` to `high` (not crossing the antimeridian) lies wholly in the box.
+    @inline(__always)
+    func covers(low: MapPoint, high: MapPoint) -> Bool {
+        guard low.latitude >= south, high.latitude <= north else { return false }
+        return crossesAntimeridian
+            ? low.longitude >= west || high.longitude <= east : low.longitude >= west && high.longitude <= east
+    }
+
     /// Whether the box and the rectangle from `low` to `high` (not crossing the antimeridian) share a point.
     @inline(__always)
     func intersects(low: MapPoint, high: MapPoint) -> Bool {

@@ -17,6 +17,10 @@ final class PackedRun: Sendable {
     private let highs: [MapPoint]
     private let firstRows: [Int32]
     private let lastRows: [Int32]
+    /// How many points are under each node, and the sums of their positions (`tally`'s clusters).
+    private let counts: [Int32]
+    private let longitudeSums: [Double]
+    private let latitudeSums: [Double]
     private let levelStarts: [Int]
 
     /// A run over `rows`, of which `located` (in any order) are located.
@@ -31,6 +35,9 @@ final class PackedRun: Sendable {
         var highs: [MapPoint] = []
         var firstRows: [Int32] = []
         var lastRows: [Int32] = []
+        var counts: [Int32] = []
+        var longitudeSums: [Double] = []
+        var latitudeSums: [Double] = []
         var levelStarts: [Int] = [0]
         // Level 1 groups points; each level above groups the one below, until one node holds them all.
         var below = 0..<points.count
@@ -43,11 +50,17 @@ final class PackedRun: Sendable {
                 var high = MapPoint(longitude: -.infinity, latitude: -.infinity)
                 var firstRow = Int32.max
                 var lastRow = Int32.min
+                var count: Int32 = 0
+                var longitudeSum = 0.0
+                var latitudeSum = 0.0
                 for child in children {
                     let (childLow, childHigh, childFirst, childLast) =
                         level == 1
                         ? (points[child], points[child], pointRows[child], pointRows[child])
                         : (lows[child], highs[child], firstRows[child], lastRows[child])
+                    count += level == 1 ? 1 : counts[child]
+                    longitudeSum += level == 1 ? points[child].longitude : longitudeSums[child]
+                    latitudeSum += level == 1 ? points[child].latitude : latitudeSums[child]
                     low.longitude = min(low.longitude, childLow.longitude)
                     low.latitude = min(low.latitude, childLow.latitude)
                     high.longitude = max(high.longitude, childHigh.longitude)
@@ -59,6 +72,9 @@ final class PackedRun: Sendable {
                 highs.append(high)
                 firstRows.append(firstRow)
                 lastRows.append(lastRow)
+                counts.append(count)
+                longitudeSums.append(longitudeSum)
+                latitudeSums.append(latitudeSum)
             }
             levelStarts.append(lows.count)
             below = start..<lows.count
@@ -68,6 +84,9 @@ final class PackedRun: Sendable {
         self.highs = highs
         self.firstRows = firstRows
         self.lastRows = lastRows
+        self.counts = counts
+        self.longitudeSums = longitudeSums
+        self.latitudeSums = latitudeSums
         self.levelStarts = levelStarts
     }
 
@@ -112,6 +131,42 @@ final class PackedRun: Sendable {
                 let point = points[index]
                 guard box.contains(longitude: point.longitude, latitude: point.latitude) else { continue }
                 queue.push(.init(key: key(first: pointRows[index], last: pointRows[index]), level: 0, index: index))
+            }
+        }
+    }
+
+    /// Counts into `tally` the rows within `allowed` whose points lie in `box`. A node wholly in the box, its rows
+    /// all allowed and its box within one cell of the grid, is counted whole, without a look at its points: the
+    /// walk costs the cells on screen and the nodes along their edges, not the chatts in them.
+    func tally(_ box: BoundingBox, in allowed: Range<Int>, into tally: inout ClusterTally) {
+        guard !points.isEmpty else { return }
+        let allowedFirst = Int32(clamping: allowed.lowerBound)
+        let allowedEnd = Int32(clamping: allowed.upperBound)
+        let rootLevel = levelStarts.count - 1
+        var stack = (levelStarts[rootLevel - 1]..<levelStarts[rootLevel]).map { (node: $0, level: rootLevel) }
+        while let (node, level) = stack.popLast() {
+            guard lastRows[node] >= allowedFirst, firstRows[node] < allowedEnd,
+                box.intersects(low: lows[node], high: highs[node])
+            else { continue }
+            let (low, high) = (lows[node], highs[node])
+            if counts[node] >= 2, firstRows[node] >= allowedFirst, lastRows[node] < allowedEnd,
+                box.covers(low: low, high: high)
+            {
+                let cell = tally.grid.cell(longitude: low.longitude, latitude: low.latitude)
+                if cell == tally.grid.cell(longitude: high.longitude, latitude: high.latitude) {
+                    tally.add(
+                        cell: cell, count: Int(counts[node]), longitudeSum: longitudeSums[node],
+                        latitudeSum: latitudeSums[node])
+                    continue
+                }
+            }
+            if level == 1 {
+                for index in children(of: node, level: 1)
+                where pointRows[index] >= allowedFirst && pointRows[index] < allowedEnd && box.contains(points[index]) {
+                    tally.add(points[index], row: Int(pointRows[index]))
+                }
+            } else {
+                stack += children(of: node, level: level).map { (node: $0, level: level - 1) }
             }
         }
     }

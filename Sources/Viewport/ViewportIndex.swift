@@ -41,6 +41,18 @@ public struct ViewportIndex: Sendable {
             before: newest ? [] : windowHits, after: newest ? windowHits + unpackedHits : unpackedHits)
     }
 
+    /// The clusters of the rows of `allowed` in `box` on `grid`, made as `search` makes its search: the rows not in
+    /// runs are read under whatever guards this index, the runs walked by the returned value.
+    public mutating func clusters(
+        _ box: BoundingBox, in allowed: Range<Int>, on grid: ClusterGrid, rowCount: Int,
+        reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
+    ) -> ViewportClusters {
+        if rowCount - packed >= Self.smallestRun { pack(read(packed..<rowCount, nil), upTo: rowCount) }
+        let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
+        return ViewportClusters(
+            box: box, grid: grid, runs: runs, inRuns: allowed.clamped(to: 0..<packed), unpacked: read(unpacked, box))
+    }
+
     /// Makes a run of rows `packed..<end`, of which `located` (in any order) are located, and merges runs until
     /// their sizes quadruple again.
     private mutating func pack(_ located: [LocatedRow], upTo end: Int) {
@@ -85,5 +97,24 @@ public struct ViewportSearch: Sendable {
             run.search(box, in: inRuns, newestFirst: true, limit: limit, into: &hits)
         }
         return before.suffix(limit - hits.count) + hits.reversed()
+    }
+}
+
+/// One answer of `ViewportIndex.clusters`: its runs, and the located rows in its box among those not yet in one.
+public struct ViewportClusters: Sendable {
+    let box: BoundingBox
+    let grid: ClusterGrid
+    let runs: [PackedRun]
+    let inRuns: Range<Int>
+    let unpacked: [LocatedRow]
+
+    /// The cells of every row in the box, counted once.
+    public func tally() -> ClusterTally {
+        var tally = ClusterTally(grid: grid)
+        for run in runs where run.rows.overlaps(inRuns) {
+            run.tally(box, in: inRuns, into: &tally)
+        }
+        for located in unpacked { tally.add(located.point, row: located.row) }
+        return tally
     }
 }

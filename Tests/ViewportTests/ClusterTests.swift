@@ -1,0 +1,77 @@
+import Testing
+
+@testable import Viewport
+
+@Suite struct ClusterTests {
+    @Test func aGridHasFourCellsATileEachWay() throws {
+        let zero = try #require(ClusterGrid(zoom: 0))
+        #expect(zero.cellsPerSide == 4)
+        #expect(try #require(ClusterGrid(zoom: 20)).cellsPerSide == 4 << 20)
+        #expect(ClusterGrid(zoom: -1) == nil && ClusterGrid(zoom: 21) == nil)
+        // Column by column, top to bottom: the north-west cell first, the south-east last.
+        #expect(zero.cell(longitude: -180, latitude: 90) == 0)
+        #expect(zero.cell(longitude: 180, latitude: -90) == 15)
+        #expect(zero.cell(longitude: -1e-9, latitude: 1e-9) == 1 * 4 + 1)
+        #expect(zero.cell(longitude: 0, latitude: 0) == 2 * 4 + 2)
+    }
+
+    @Test func aBoxFitsWhenNoWiderThanAScreenCanBe() throws {
+        let world = BoundingBox(west: -180, south: -85, east: 180, north: 85)!
+        #expect(try #require(ClusterGrid(zoom: 6)).fits(world))
+        #expect(try !#require(ClusterGrid(zoom: 7)).fits(world))
+        let campus = BoundingBox(west: -83.75, south: 42.27, east: -83.72, north: 42.29)!
+        #expect(try #require(ClusterGrid(zoom: 20)).fits(campus) == false)
+        #expect(try #require(ClusterGrid(zoom: 16)).fits(campus))
+        let acrossTheAntimeridian = BoundingBox(west: 179, south: -1, east: -179, north: 1)!
+        #expect(try #require(ClusterGrid(zoom: 12)).fits(acrossTheAntimeridian))
+    }
+
+    @Test func countsEveryChattInTheBoxOnceInItsCell() {
+        var random = ViewportIndexTests.SeededRandom(state: 3)
+        var locations = RowLocations()
+        var index = ViewportIndex()
+        var points: [MapPoint?] = []
+        for round in 0..<12 {
+            for _ in 0..<Int.random(in: 200..<1500, using: &random) {
+                let point = ViewportIndexTests.point(&random)
+                points.append(point)
+                locations.append(point)
+            }
+            for _ in 0..<20 {
+                let box = ViewportIndexTests.box(&random)
+                guard let grid = (0...20).reversed().lazy.compactMap(ClusterGrid.init(zoom:)).first(where: { $0.fits(box) })
+                    .flatMap({ ClusterGrid(zoom: max(0, $0.zoom - Int.random(in: 0...3, using: &random))) })
+                else { continue }
+                let allowed = 0..<(round.isMultiple(of: 2) ? points.count : Int.random(in: 0...points.count, using: &random))
+                let snapshot = locations
+                let tally = index.clusters(box, in: allowed, on: grid, rowCount: points.count) { rows, inside in
+                    inside.map { snapshot.located(in: rows, inside: $0) } ?? snapshot.located(in: rows)
+                }.tally()
+                var expected = ClusterTally(grid: grid)
+                for row in allowed { if let point = points[row], box.contains(point) { expected.add(point, row: row) } }
+                let (got, want) = (tally.occupied, expected.occupied)
+                #expect(got.map(\.count) == want.map(\.count), "\(box) zoom \(grid.zoom)")
+                #expect(got.map(\.row) == want.map(\.row), "lone chatts name their rows")
+                for (cell, reference) in zip(got, want) {
+                    #expect(abs(cell.center.longitude - reference.center.longitude) < 1e-9)
+                    #expect(abs(cell.center.latitude - reference.center.latitude) < 1e-9)
+                }
+            }
+        }
+    }
+
+    @Test func theWholeWorldAtZoomZeroIsSixteenCells() {
+        var locations = RowLocations()
+        for row in 0..<50_000 {
+            locations.append(MapPoint(longitude: Double(row % 3600) / 10 - 180, latitude: Double(row % 1700) / 10 - 85))
+        }
+        var index = ViewportIndex()
+        let snapshot = locations
+        let world = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+        let tally = index.clusters(world, in: 0..<50_000, on: ClusterGrid(zoom: 0)!, rowCount: 50_000) { rows, inside in
+            inside.map { snapshot.located(in: rows, inside: $0) } ?? snapshot.located(in: rows)
+        }.tally()
+        #expect(tally.occupied.count == 16)
+        #expect(tally.occupied.map(\.count).reduce(0, +) == 50_000)
+    }
+}
