@@ -1,32 +1,36 @@
 import ChattModel
 import Viewport
 
-/// The parameters of `GET /getmaps/clusters` (docs/API.md): `bbox` and `zoom`, both required, each once; other
-/// query keys are ignored.
+/// The parameters of `GET /getmaps/clusters` (docs/API.md): `bbox` (the whole map without it) and `zoom` (without
+/// it, the most detailed zoom at which the box fits a screen of `defaultPixels`), each at most once; other query
+/// keys are ignored.
 struct ClusterQuery: Equatable, Sendable {
     let box: BoundingBox
     let grid: ClusterGrid
 
+    /// The screen a zoom is picked for when none is given, in pixels each way.
+    static let defaultPixels = 1024
+
     static let badBox = APIError.badRequest(
-        "bbox is required: west,south,east,north in degrees: -180 to 180, -90 to 90, south <= north")
-    static let badZoom = APIError.badRequest("zoom is required: a whole number from 0 to 20")
+        "bbox must be west,south,east,north in degrees: -180 to 180, -90 to 90, south <= north")
+    static let badZoom = APIError.badRequest("zoom must be a whole number from 0 to 20")
     static let tooLarge = APIError.badRequest(
         "bbox spans more than \(ClusterGrid.mostPixels) pixels at this zoom: ask for the zoom a map shows it at")
 
     /// Reads `bbox` and `zoom` from the query string.
     ///
-    /// - Throws: 400 for either missing, malformed or given twice, or a box wider or taller than
-    ///   `ClusterGrid.mostPixels` at the zoom (no screen shows that much at once).
+    /// - Throws: 400 for either malformed or given twice, or a box wider or taller than `ClusterGrid.mostPixels` at
+    ///   the zoom (no screen shows that much at once).
     init(query: String?) throws(APIError) {
-        var box: BoundingBox?
+        var asked: BoundingBox?
         var grid: ClusterGrid?
         for parameter in (query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let value = parts.count == 2 ? parts[1] : ""
             switch parts[0] {
             case "bbox":
-                guard box == nil, let parsed = FeedQuery.box(value) else { throw Self.badBox }
-                box = parsed
+                guard asked == nil, let parsed = FeedQuery.box(value) else { throw Self.badBox }
+                asked = parsed
             case "zoom":
                 guard grid == nil, (1...2).contains(value.utf8.count), value.utf8.allSatisfy(\.isDigit),
                     let zoom = Int(value), let parsed = ClusterGrid(zoom: zoom)
@@ -36,11 +40,12 @@ struct ClusterQuery: Equatable, Sendable {
                 continue
             }
         }
-        guard let box else { throw Self.badBox }
-        guard let grid else { throw Self.badZoom }
-        guard grid.fits(box) else { throw Self.tooLarge }
+        let box = asked ?? BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+        let chosen = grid ?? ClusterGrid.zooms.reversed().lazy.compactMap(ClusterGrid.init(zoom:))
+            .first { $0.fits(box, pixels: Self.defaultPixels) } ?? ClusterGrid(zoom: 0)!
+        guard chosen.fits(box) else { throw Self.tooLarge }
         self.box = box
-        self.grid = grid
+        self.grid = chosen
     }
 }
 

@@ -27,12 +27,12 @@ public struct ClusterGrid: Sendable, Equatable {
         cellsPerSide = (256 << zoom) / Self.cellPixels
     }
 
-    /// Whether `box` spans at most `mostPixels` each way at this zoom.
-    public func fits(_ box: BoundingBox) -> Bool {
+    /// Whether `box` spans at most `pixels` each way at this zoom.
+    public func fits(_ box: BoundingBox, pixels: Int = mostPixels) -> Bool {
         let worldPixels = Double(256 << zoom)
         let width = (box.crossesAntimeridian ? box.east + 360 - box.west : box.east - box.west) / 360 * worldPixels
         let height = (y(box.south) - y(box.north)) * worldPixels
-        return width <= Double(Self.mostPixels) && height <= Double(Self.mostPixels)
+        return width <= Double(pixels) && height <= Double(pixels)
     }
 
     /// The cell holding `longitude`, `latitude`, as one number (its column times the cells on a side, plus its row).

@@ -61,8 +61,20 @@ import Testing
         #expect(found.count == 1 && found.first?["properties"]?["name"] == .string("e"))
     }
 
+    @Test func withoutParametersItIsTheWholeMapAtTheZoomThatFitsAScreen() throws {
+        func counts(_ query: String) throws -> [Int] {
+            try features(query).map { feature in
+                guard case .number(let count)? = feature["properties"]?["point_count"] else { return 1 }
+                return Int(count.value)
+            }.sorted()
+        }
+        #expect(try counts("") == [1, 3], "zoom 2 (1024 pixels): campus and Detroit in one cell, Fiji in another")
+        #expect(try counts("bbox=-84,42,-83,43") == [1, 2], "zoom 10 for a degree: campus apart from Detroit")
+        #expect(try counts("zoom=0&bbox=-84,42,-83,43") == [3])
+    }
+
     @Test(arguments: [
-        "zoom=3", "bbox=0,0,1,1", "bbox=0,0,1,1&zoom=21", "bbox=0,0,1,1&zoom=-1", "bbox=0,0,1,1&zoom=1.5",
+        "bbox=0,0,1,1&zoom=21", "bbox=0,0,1,1&zoom=-1", "bbox=0,0,1,1&zoom=1.5",
         "bbox=0,0,1,1&zoom=", "bbox=0,0,1,1&zoom=3&zoom=3", "bbox=0,0,1&zoom=3", "bbox=-180,-85,180,85&zoom=7",
         "bbox=0,0,1,1&zoom=003",
     ])

@@ -209,7 +209,7 @@ def check_response(response: Response, spec_response: dict, head: bool, head_med
     if response.header("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
     text = body.decode("utf-8")
-    instance = json.loads(text) if media == "application/json" else text
+    instance = json.loads(text) if media == "application/json" or media.endswith("+json") else text
     validate(instance, content[media]["schema"], SPEC, "body")
 
 

@@ -1,11 +1,13 @@
-"""Viewports (docs/API.md, `?bbox=` on `GET /getmaps`): the rows located in a box, in feed order, combined with
-`since`, `limit` and `newest`, over HTTP/1.1 and HTTP/2, held to a brute-force filter of the whole feed and, on
-10 000 random boxes (across the antimeridian, at the poles, with edges on points), to what PostGIS finds."""
+"""Viewports (docs/API.md, `?bbox=` on `GET /getmaps`, `GET /getmaps/clusters`): the rows located in a box, in
+feed order, combined with `since`, `limit` and `newest`, over HTTP/1.1 and HTTP/2, held to a brute-force filter of
+the whole feed and, on 10 000 random boxes (across the antimeridian, at the poles, with edges on points), to what
+PostGIS finds; the box's clusters at a zoom, every chatt counted once."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 import re
 import subprocess
@@ -225,3 +227,63 @@ def test_chatter_get_asks_for_a_box_and_the_newest(viewport, chatter_bin, certs)
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in done.stdout.splitlines()] == expected
+
+
+def fitting_zoom(box) -> int:
+    """The highest zoom at which `box` spans at most 16 384 pixels each way (docs/API.md, clusters)."""
+    west, south, east, north = box
+    width = (east + 360 - west if west > east else east - west) / 360
+
+    def y(lat):
+        sine = math.sin(math.radians(max(-85.0511287798, min(85.0511287798, lat))))
+        return 0.5 - math.log((1 + sine) / (1 - sine)) / (4 * math.pi)
+
+    height = y(south) - y(north)
+    return max([z for z in range(21) if width * 256 * 2 ** z <= 16384 and height * 256 * 2 ** z <= 16384], default=-1)
+
+
+@pytest.mark.parametrize("protocol", ["http/1.1", "h2"])
+def test_clusters_count_every_chatt_in_the_box_once(viewport, protocol):
+    _, tls, h2 = viewport
+    endpoint = h2 if protocol == "h2" else tls
+    whole = rows_of(tls.get("/getmaps"))
+    points = [p for p in (location(row[4]) for row in whole) if p]
+    rng = random.Random(17)
+    checked = 0
+    while checked < 40:
+        box = random_box(rng, points)
+        top = fitting_zoom(box)
+        if top < 0:
+            continue
+        zoom = rng.randint(max(0, top - 4), top)
+        response = endpoint.get(f"/getmaps/clusters?{query(box)}&zoom={zoom}")
+        assert response.status == 200 and response.header("Content-Type") == "application/geo+json", response
+        collection = response.json()
+        assert collection["type"] == "FeatureCollection"
+        inside_rows = {row[2]: row for row in whole if inside(box, location(row[4]))}
+        singles = [f for f in collection["features"] if not f["properties"].get("cluster")]
+        clusters = [f for f in collection["features"] if f["properties"].get("cluster")]
+        assert all(f["properties"]["point_count"] >= 2 for f in clusters)
+        assert len(singles) + sum(f["properties"]["point_count"] for f in clusters) == len(inside_rows), box
+        for single in singles:
+            row = inside_rows[single["properties"]["id"]]
+            assert [single["properties"][key] for key in ("name", "message", "id", "timestamp")] == row[:4]
+            assert tuple(single["geometry"]["coordinates"]) == location(row[4])
+        checked += 1
+
+
+def test_clusters_without_parameters_show_the_whole_map_at_a_screens_zoom(viewport):
+    _, tls, _ = viewport
+    whole = rows_of(tls.get("/getmaps"))
+    features = tls.get("/getmaps/clusters").json()["features"]
+    assert sum(f["properties"].get("point_count", 1) for f in features) == sum(1 for r in whole if location(r[4]))
+    assert tls.get("/getmaps/clusters?zoom=2").json() == tls.get("/getmaps/clusters").json()
+
+
+def test_clusters_refuse_a_box_no_screen_shows(viewport):
+    _, tls, _ = viewport
+    assert tls.get("/getmaps/clusters?bbox=-180,-85,180,85&zoom=6").status == 200
+    for target in ("/getmaps/clusters?bbox=-180,-85,180,85&zoom=7", "/getmaps/clusters?zoom=7",
+                   "/getmaps/clusters?bbox=0,0,1&zoom=3", "/getmaps/clusters?bbox=0,0,1,1&zoom=21"):
+        response = tls.get(target)
+        assert response.status == 400 and response.json()["error"], target
