@@ -32,7 +32,8 @@ public struct ClusterGrid: Sendable, Equatable {
         let worldPixels = Double(256 << zoom)
         let width = (box.crossesAntimeridian ? box.east + 360 - box.west : box.east - box.west) / 360 * worldPixels
         let height = (y(box.south) - y(box.north)) * worldPixels
-        return width <= Double(pixels) && height <= Double(pixels)
+        // A thousandth of a pixel of slack: the whole map's height comes out of sin and log a hair over its width.
+        return width <= Double(pixels) + 0.001 && height <= Double(pixels) + 0.001
     }
 
     /// The cell holding `longitude`, `latitude`, as one number (its column times the cells on a side, plus its row).

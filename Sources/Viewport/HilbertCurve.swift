@@ -1,7 +1,9 @@
-/// Positions along a Hilbert curve over a 65 536 × 65 536 grid of longitudes and latitudes: points close on the
-/// curve are close on the map, so consecutive points make small boxes when a `PackedRun` packs them.
+/// Positions along a Hilbert curve over a 2³¹ × 2³¹ grid of longitudes and latitudes (a cell is about 2 cm): points
+/// close on the curve are close on the map, so consecutive points make small boxes when a `PackedRun` packs them.
+/// A coarser grid leaves a crowded campus a few hundred cells, each with thousands of points in no order: a leaf of
+/// them then spans its whole cell (measured: clusters of a campus at zoom 14 took 106 ms on a 2¹⁶ grid).
 enum HilbertCurve {
-    private static let side: UInt32 = 1 << 16
+    private static let side: UInt32 = 1 << 31
 
     /// The position on the curve of the grid cell holding `point`.
     static func position(of point: MapPoint) -> UInt64 {

@@ -283,6 +283,7 @@ def test_clusters_without_parameters_show_the_whole_map_at_a_screens_zoom(viewpo
 def test_clusters_refuse_a_box_no_screen_shows(viewport):
     _, tls, _ = viewport
     assert tls.get("/getmaps/clusters?bbox=-180,-85,180,85&zoom=6").status == 200
+    assert tls.get("/getmaps/clusters?zoom=6").status == 200, "the whole map is exactly 16 384 pixels at zoom 6"
     for target in ("/getmaps/clusters?bbox=-180,-85,180,85&zoom=7", "/getmaps/clusters?zoom=7",
                    "/getmaps/clusters?bbox=0,0,1&zoom=3", "/getmaps/clusters?bbox=0,0,1,1&zoom=21"):
         response = tls.get(target)

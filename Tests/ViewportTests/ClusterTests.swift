@@ -18,6 +18,9 @@ import Testing
     @Test func aBoxFitsWhenNoWiderThanAScreenCanBe() throws {
         let world = BoundingBox(west: -180, south: -85, east: 180, north: 85)!
         #expect(try #require(ClusterGrid(zoom: 6)).fits(world))
+        let wholeMap = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+        #expect(try #require(ClusterGrid(zoom: 6)).fits(wholeMap), "exactly 16 384 pixels each way")
+        #expect(try !#require(ClusterGrid(zoom: 7)).fits(wholeMap))
         #expect(try !#require(ClusterGrid(zoom: 7)).fits(world))
         let campus = BoundingBox(west: -83.75, south: 42.27, east: -83.72, north: 42.29)!
         #expect(try #require(ClusterGrid(zoom: 20)).fits(campus) == false)
