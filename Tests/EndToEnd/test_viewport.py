@@ -226,7 +226,7 @@ def test_chatter_get_asks_for_a_box_and_the_newest(viewport, chatter_bin, certs)
                            "--server", f"https://localhost:{tls.port}", "--cacert", str(certs.cert)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
+    assert json.loads(done.stdout) == expected
 
 
 def fitting_zoom(box) -> int:
