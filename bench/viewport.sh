@@ -130,7 +130,8 @@ pgbench_line() {
 }
 
 run_mix() {
-    local mix=$1 dir=$out/$mix class closed rate open_line closed_db open_db bindir
+    local mix=$1
+    local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
     bindir=$(pg_bindir) || die "no PostgreSQL binaries"
     mkdir -p "$dir"
     seed_mix "$mix"
