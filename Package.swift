@@ -61,7 +61,8 @@ let package = Package(
             dependencies: ["ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution"]),
         // The feed streams: commits in commit order, fanned out to every subscriber from one shared log.
         .target(
-            name: "ChattStream", dependencies: ["ChangeLog", "ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking"]),
+            name: "ChattStream",
+            dependencies: ["ChangeLog", "ChattModel", "ChattFeed", "HTTPCore", "JSON", "Locking", "Viewport"]),
         // PostgreSQL storage over libpq: pool, readiness loop, repository, migrations.
         .target(name: "ChattStore", dependencies: ["ChattModel", "CLibPQ", "CEpoll", "Locking", "Syscalls", "TaskExecution"]),
         // The daemon: options, metrics, access log, signals, and the assembly of server, API and store.

@@ -3,9 +3,10 @@ import ChattModel
 import ChattStream
 import HTTPCore
 import TaskExecution
+import Viewport
 
 /// `GET /getmaps/stream` and `GET /getchatts/stream` (docs/API.md): the feed's new chatts as server-sent events,
-/// from the position in `Last-Event-ID` on, or from now.
+/// from the position in `Last-Event-ID` on, or from now; on the maps stream, with `?bbox=`, only those in a box.
 struct StreamEndpoint: Sendable {
     let hub: ChattStreamHub
     let patience: Duration
@@ -29,10 +30,29 @@ struct StreamEndpoint: Sendable {
         return .fromBeforeTicks
     }
 
+    /// The box of a maps stream's `?bbox=` (nil: none, or the chatts stream, which has no locations).
+    ///
+    /// - Throws: 400 for a malformed box, or one given twice.
+    static func box(of request: HTTPRequest, _ kind: ChattFeed.Kind) throws(APIError) -> BoundingBox? {
+        guard kind == .maps else { return nil }
+        var box: BoundingBox?
+        for parameter in (request.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0] == "bbox" else { continue }
+            guard box == nil, let parsed = FeedQuery.box(parts.count == 2 ? parts[1] : "") else {
+                throw FeedQuery.badBox
+            }
+            box = parsed
+        }
+        return box
+    }
+
     func plan(_ kind: ChattFeed.Kind, _ request: HTTPRequest) -> ResponsePlan {
         let position: StreamResume?
+        let box: BoundingBox?
         do {
             position = try Self.resumePosition(of: request)
+            box = try Self.box(of: request, kind)
         } catch {
             return .ready(error.response)
         }
@@ -40,7 +60,7 @@ struct StreamEndpoint: Sendable {
         return .deferred { [hub, executor] respond in
             Task(executorPreference: executor) {
                 do throws(RepositoryError) {
-                    let subscription = try await hub.subscribe(kind, after: position, before: deadline)
+                    let subscription = try await hub.subscribe(kind, in: box, after: position, before: deadline)
                     var response = HTTPResponse(status: .ok, headers: Self.headers)
                     response.stream = subscription
                     respond(response)

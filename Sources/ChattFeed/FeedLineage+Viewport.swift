@@ -6,7 +6,7 @@ import Viewport
 
 extension StoredChatt {
     /// Where it was posted, if its geodata says (see `MapPoint.init(geodata:)`).
-    var location: MapPoint? {
+    public var location: MapPoint? {
         geodata.flatMap(MapPoint.init(geodata:))
     }
 }

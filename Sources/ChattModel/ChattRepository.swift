@@ -131,11 +131,15 @@ public struct RemovedChatt: Sendable, Equatable {
     public var id: String
     /// Where the chatt stood in feed order.
     public var position: FeedPosition
+    /// Where it was on the map: its geodata, "" when it had none; nil for a removal recorded before migrations/0009,
+    /// whose place is unknown.
+    public var geodata: String?
 
-    public init(sequence: Int64, id: String, position: FeedPosition) {
+    public init(sequence: Int64, id: String, position: FeedPosition, geodata: String? = nil) {
         self.sequence = sequence
         self.id = id
         self.position = position
+        self.geodata = geodata
     }
 }
 

@@ -90,7 +90,8 @@ private struct ChattColumnIndexes {
             geodata: result.string(row: row, column: geodata)))
     }
 
-    /// The removal in `row`: its own `seq`, and the chatt's id, `timestamp` and sequence number (`chattSeq`).
+    /// The removal in `row`: its own `seq`, and the chatt's id, `timestamp`, sequence number (`chattSeq`) and
+    /// `geodata` (migrations/0009).
     func removal(in result: PGResult, row: Int, chattSeq: Int) throws(StoreError) -> RemovedChatt {
         let sequence = try Self.integer(try result.requiredString(row: row, column: seq, name: "seq"), "seq")
         let chattSequence = try Self.integer(
@@ -99,7 +100,8 @@ private struct ChattColumnIndexes {
             sequence: sequence, id: try result.requiredString(row: row, column: id, name: "id"),
             position: FeedPosition(
                 timestamp: try result.requiredString(row: row, column: timestamp, name: "timestamp"),
-                sequence: chattSequence))
+                sequence: chattSequence),
+            geodata: result.string(row: row, column: geodata))
     }
 
     private static func integer(_ text: String, _ column: String) throws(StoreError) -> Int64 {

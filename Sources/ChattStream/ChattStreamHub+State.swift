@@ -54,7 +54,7 @@ extension ChattStreamHub.State {
                 let at = tick.tick.position(through: event.sequence)
                 switch event {
                 case .posted(let chatt): entries.append(.event(chatt.chatt, at: at, deferred: deferred))
-                case .removed(let removal): entries.append(.removal(removal.id, at: at))
+                case .removed(let removal): entries.append(.removal(removal, at: at))
                 }
             }
         }

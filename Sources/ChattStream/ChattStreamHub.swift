@@ -79,13 +79,27 @@ public final class ChattStreamHub: LogFollower {
         for wake in wakes { wake() }
     }
 
-    /// The periodic step (about once a second): a heartbeat when the log has been quiet for almost `heartbeat`.
+    /// The periodic step (about once a second): a heartbeat when the log has been quiet for almost `heartbeat`, and
+    /// a keep-alive for each subscriber filtered by a box that was sent nothing for that long (the log may be busy
+    /// with events outside its box).
     public func tick() {
         let at = now()
+        let due = heartbeat - Self.tickInterval(heartbeat)
         let wakes = state.withLock { state -> [@Sendable () -> Void] in
-            guard at - state.lastAppend >= heartbeat - Self.tickInterval(heartbeat) else { return [] }
-            let heartbeat = EventLog.Entry(position: nil, maps: StreamEvent.heartbeat, chatts: StreamEvent.heartbeat)
-            return state.appendEntries([heartbeat], at: at)
+            var wakes: [@Sendable () -> Void] = []
+            if at - state.lastAppend >= due {
+                let heartbeat = EventLog.Entry(
+                    position: nil, maps: StreamEvent.heartbeat, chatts: StreamEvent.heartbeat)
+                wakes = state.appendEntries([heartbeat], at: at)
+            }
+            for subscription in state.subscribers.values
+            where subscription.box != nil && !subscription.keepAliveDue && at - subscription.lastSent >= due {
+                subscription.keepAliveDue = true
+                guard subscription.waiting, let wake = subscription.wake else { continue }
+                subscription.waiting = false
+                wakes.append(wake)
+            }
+            return wakes
         }
         for wake in wakes { wake() }
     }

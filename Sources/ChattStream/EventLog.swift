@@ -1,6 +1,7 @@
 import ChattFeed
 import ChattModel
 import HTTPCore
+import Viewport
 
 /// The newest events of a feed stream, in log order, shared by every subscriber: each event is encoded once, for
 /// both feeds, and a subscriber is only a serial number into the log. The log keeps at most `capacity` bytes;
@@ -13,27 +14,30 @@ struct EventLog {
         let position: LogPosition?
         private(set) var maps: [UInt8]
         private(set) var chatts: [UInt8]
+        /// Where on the map the event happened, for subscribers filtered by a box.
+        let place: StreamPlace
         /// The chatt of an event appended while nobody was subscribed, encoded only once someone is (`encode`).
         private var unencoded: StoredChatt?
 
-        init(position: LogPosition?, maps: [UInt8], chatts: [UInt8]) {
+        init(position: LogPosition?, maps: [UInt8], chatts: [UInt8], place: StreamPlace = .anywhere) {
             self.position = position
             self.maps = maps
             self.chatts = chatts
+            self.place = place
         }
 
         /// The event of `chatt` at `position`: encoded now, or, when `deferred`, once it is wanted.
         static func event(_ chatt: StoredChatt, at position: LogPosition, deferred: Bool) -> Entry {
-            var entry = Entry(position: position, maps: [], chatts: [])
+            var entry = Entry(position: position, maps: [], chatts: [], place: StreamPlace(of: chatt))
             entry.unencoded = chatt
             if !deferred { entry.encode() }
             return entry
         }
 
-        /// The event of the removal of the chatt `id` at `position`: the same bytes in both feeds.
-        static func removal(_ id: String, at position: LogPosition) -> Entry {
-            let bytes = StreamEvent.removal(id, at: position)
-            return Entry(position: position, maps: bytes, chatts: bytes)
+        /// The event of `removal` at `position`: the same bytes in both feeds.
+        static func removal(_ removal: RemovedChatt, at position: LogPosition) -> Entry {
+            let bytes = StreamEvent.removal(removal.id, at: position)
+            return Entry(position: position, maps: bytes, chatts: bytes, place: StreamPlace(of: removal))
         }
 
         var isEncoded: Bool { unencoded == nil }
@@ -163,17 +167,80 @@ struct EventLog {
         return tickSeen ? firstSerial + UInt64(first - head) : nil
     }
 
-    /// The `kind` bytes of the entries from `serial` on, about `limit` bytes of them (one at least, when `limit` is
-    /// positive), and the serial after them; nil when `serial` has fallen off.
-    func read(from serial: UInt64, _ kind: ChattFeed.Kind, limit: Int) -> (body: HTTPBody, next: UInt64)? {
-        guard serial >= firstSerial else { return nil }
+    /// What a read of the log gives a subscriber.
+    struct Read {
+        /// The events' bytes.
         var body = HTTPBody()
+        /// The serial after the entries read.
+        var next: UInt64
+        /// The position of the last entry read past without a byte sent for it (an event outside the box, a marker),
+        /// when no event was sent after it: where the subscriber's client now stands, unknown to it.
+        var passed: LogPosition?
+        /// Whether an event (not only heartbeats) was sent.
+        var sentEvent = false
+    }
+
+    /// The `kind` bytes of the entries from `serial` on that `box` shows (all, without one), about `limit` bytes of
+    /// them (one at least, when `limit` is positive), and the serial after them; nil when `serial` has fallen off.
+    func read(from serial: UInt64, _ kind: ChattFeed.Kind, limit: Int, in box: BoundingBox? = nil) -> Read? {
+        guard serial >= firstSerial else { return nil }
+        var read = Read(next: serial)
         var index = head + Int(serial - firstSerial)
-        while index < entries.count, limit > 0, body.isEmpty || body.count + entries[index].size <= limit {
-            let bytes = entries[index].bytes(kind)
-            if !bytes.isEmpty { body.append(bytes[...]) }
+        while index < entries.count, limit > 0, read.body.isEmpty || read.body.count + entries[index].size <= limit {
+            let entry = entries[index]
+            let bytes = entry.place.isShown(in: box) ? entry.bytes(kind) : []
+            if !bytes.isEmpty {
+                read.body.append(bytes[...])
+                if entry.position != nil {
+                    read.passed = nil
+                    read.sentEvent = true
+                }
+            } else if let position = entry.position {
+                read.passed = position
+            }
             index += 1
         }
-        return (body, firstSerial + UInt64(index - head))
+        read.next = firstSerial + UInt64(index - head)
+        return read
+    }
+}
+
+/// Where on the map a stream's event happened: what a subscriber filtered by a box (`?bbox=`) is sent.
+enum StreamPlace: Sendable, Equatable {
+    /// Every subscriber gets it: a heartbeat, a marker, the removal of a chatt whose place is unknown.
+    case anywhere
+    /// A chatt located here, posted or removed.
+    case at(MapPoint)
+    /// A chatt with no location: in no box.
+    case nowhere
+
+    init(of chatt: StoredChatt) {
+        self = chatt.location.map(StreamPlace.at) ?? .nowhere
+    }
+
+    init(of event: LogEvent) {
+        switch event {
+        case .posted(let posted): self.init(of: posted.chatt)
+        case .removed(let removal): self.init(of: removal)
+        }
+    }
+
+    /// A removal's place: its geodata's (migrations/0009), unknown when it has none recorded.
+    init(of removal: RemovedChatt) {
+        guard let geodata = removal.geodata else {
+            self = .anywhere
+            return
+        }
+        self = MapPoint(geodata: geodata).map(StreamPlace.at) ?? .nowhere
+    }
+
+    /// Whether a subscriber filtered by `box` (nil: not filtered) is sent it.
+    func isShown(in box: BoundingBox?) -> Bool {
+        guard let box else { return true }
+        switch self {
+        case .anywhere: return true
+        case .at(let point): return box.contains(point)
+        case .nowhere: return false
+        }
     }
 }

@@ -56,6 +56,13 @@ enum StreamEvent {
         return bytes
     }
 
+    /// An event with an `id:` and no data (docs/API.md): a client sets its last event id to `position` and
+    /// dispatches nothing. It tells a client filtered by a box where the stream stands after events it was not sent,
+    /// and keeps its connection alive as a heartbeat does.
+    static func position(_ position: LogPosition) -> [UInt8] {
+        Array("id: \(position)\n\n".utf8)
+    }
+
     /// A comment line: clients ignore it, and it keeps an idle stream's connection alive through idle timeouts.
     static let heartbeat: [UInt8] = Array(":\n".utf8)
 

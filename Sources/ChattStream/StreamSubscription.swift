@@ -1,12 +1,15 @@
 import ChattModel
 import ChattFeed
 import HTTPCore
+import Viewport
 
 /// One client's place in a feed stream: a serial number into the hub's shared log, and, for a client resuming
 /// from further back than the log reaches, the events read for it from the store first. Its state is the hub's,
 /// guarded by the hub's lock; the connection pulls its bytes through it (`ResponseBodyStream`).
 public final class StreamSubscription: ResponseBodyStream, @unchecked Sendable {
     let kind: ChattFeed.Kind
+    /// Only events located in this box (`?bbox=`); nil: every event.
+    let box: BoundingBox?
     private let hub: ChattStreamHub
     /// Guarded by the hub's lock from here on.
     var cursor: UInt64
@@ -17,10 +20,20 @@ public final class StreamSubscription: ResponseBodyStream, @unchecked Sendable {
     var resetDue = false
     var isCut = false
     var isEnded = false
+    /// A filtered subscriber's: the position of events read past and not sent, when none was sent after them.
+    var passed: LogPosition?
+    /// A filtered subscriber's: when it was last sent a byte, and whether a keep-alive is due (`tick`).
+    var lastSent: ContinuousClock.Instant
+    var keepAliveDue = false
 
-    init(hub: ChattStreamHub, kind: ChattFeed.Kind, cursor: UInt64, backlog: HTTPBody = HTTPBody(), resetDue: Bool) {
+    init(
+        hub: ChattStreamHub, kind: ChattFeed.Kind, box: BoundingBox? = nil, cursor: UInt64,
+        backlog: HTTPBody = HTTPBody(), resetDue: Bool
+    ) {
         self.hub = hub
         self.kind = kind
+        self.box = box
+        lastSent = hub.now()
         self.cursor = cursor
         self.backlog = backlog
         self.resetDue = resetDue

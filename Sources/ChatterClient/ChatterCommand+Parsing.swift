@@ -24,7 +24,7 @@ extension ChatterCommand {
             try scan.requireOnly(["--maps", "--format", "--bbox", "--newest"], for: "get")
             return .get(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
         case "watch":
-            try scan.requireOnly(["--maps", "--format"], for: "watch")
+            try scan.requireOnly(["--maps", "--format", "--bbox"], for: "watch")
             return .watch(try GetCommand(scan), try ConnectionOptions(scan, environment, fileExists))
         case "delete":
             try scan.requireOnly(["--reason", "--admin-token-file"], for: "delete", operands: 1)

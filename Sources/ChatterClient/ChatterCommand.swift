@@ -80,9 +80,18 @@ public struct GetCommand: Equatable, Sendable {
     /// The query string of a get (`?bbox=...&newest=...`), or "" for the whole feed.
     public var query: String {
         var parameters: [String] = []
-        if let box { parameters.append("bbox=\(box.west),\(box.south),\(box.east),\(box.north)") }
+        if let box { parameters.append(Self.parameter(box)) }
         if let newest { parameters.append("newest=\(newest)") }
         return parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
+    }
+
+    /// The query string of a watch's stream (`?bbox=...`), or "" for every chatt.
+    public var streamQuery: String {
+        box.map { "?" + Self.parameter($0) } ?? ""
+    }
+
+    private static func parameter(_ box: BoundingBox) -> String {
+        "bbox=\(box.west),\(box.south),\(box.east),\(box.north)"
     }
 }
 

@@ -8,7 +8,7 @@ public let chatterUsage = """
     Usage:
       chatter post --name N --message M [--lat X --lon Y [--facing F] [--speed S]] [options]
       chatter get [--maps] [--format table|json|geojson] [--bbox W,S,E,N] [--newest N] [options]
-      chatter watch [--maps] [--format table|json|geojson] [options]
+      chatter watch [--maps] [--format table|json|geojson] [--bbox W,S,E,N] [options]
       chatter delete ID --reason TEXT [--admin-token-file FILE] [options]
       chatter --help | --version
 
@@ -30,6 +30,7 @@ public let chatterUsage = """
     watch follows the live feed (/getchatts/stream; /getmaps/stream with --maps or --format geojson)
       and prints each new chatt as it arrives, until interrupted, in the same formats, one line each
       (table rows under one header; a JSON row; a GeoJSON Feature). It starts at the end of the feed.
+      With --bbox W,S,E,N it follows /getmaps/stream?bbox=: only the chatts posted (and removed) in the box.
       After a drop (closed, cut, or silent for 37.5 s) it reconnects with Last-Event-ID set to the last
       chatt shown, so none is missed or repeated; refused connections and 429/502/503/504 are tried
       again. Waits are random, up to 0.5 s doubling to 30 s, and each is noted on stderr. When the

@@ -65,7 +65,7 @@ public struct Watcher<Random: RandomNumberGenerator> {
     /// Opens the stream and shows its chatts until it ends; returns what to do then.
     private mutating func subscribe(after lastEventID: String?) -> WatchAction {
         let request = HTTPClientRequest(
-            method: "GET", target: options.server.path(for: command.endpoint + "/stream"),
+            method: "GET", target: options.server.path(for: command.endpoint + "/stream") + command.streamQuery,
             host: options.server.hostHeader, accept: "text/event-stream", lastEventID: lastEventID)
         let stream: any StreamingResponse
         let action: WatchAction

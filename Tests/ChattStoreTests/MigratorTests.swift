@@ -8,7 +8,7 @@ extension DatabaseTests {
     @Suite struct MigratorTests {
         let directory = TestDatabase.migrationsDirectory
         /// Every migration in migrations/, in order.
-        let allVersions = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"]
+        let allVersions = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"]
 
         @Test func migrationsApplyAndAreRecorded() async throws {
             try await TestDatabase.with(migrated: false) { database throws in

@@ -123,8 +123,9 @@ extension DatabaseTests {
 
         @Test func aRemovalIsAnEventOfTheFirstTickAfterItsCommitWhoeverMadeItAndItsRecordSaysWhoAndWhy() async throws {
             try await withRepository { repository, database throws in
-                for message in ["kept", "removed in psql", "removed by a moderator"] {
-                    try await repository.add(NewChatt(name: "n", message: message))
+                let place = #"[1.5,2,"N","w"]"#
+                for (message, geodata) in [("kept", nil), ("removed in psql", nil), ("removed by a moderator", place)] {
+                    try await repository.add(NewChatt(name: "n", message: message, geodata: geodata))
                 }
                 let stored = try await repository.all()
                 let first = try await repository.tick(before: .soon)
@@ -152,6 +153,7 @@ extension DatabaseTests {
                 #expect(removals == [[], [stored[1].id, stored[2].id]])
                 let removal = try #require(read.ticks.last?.removals.first)
                 #expect(removal.position.timestamp == stored[1].timestamp)
+                #expect(read.ticks.last?.removals.map(\.geodata) == ["", place], "where each was (migrations/0009)")
                 // A read that reached its limit ends at the last event read, removals included.
                 let cut = try await repository.log(after: second.position(), limit: 2, before: .soon)
                 let last = try #require(read.ticks.last?.removals.last)

@@ -61,9 +61,12 @@ import Viewport
         for bad in [["--bbox", "1,2,3"], ["--bbox", "0,10,1,5"], ["--newest", "-1"], ["--newest", "1e3"]] {
             #expect(throws: ClientError.self) { try parse(["get"] + bad) }
         }
-        #expect(throws: ClientError.self, "a live feed of a box is not served yet") {
-            try parse(["watch", "--bbox", "0,0,1,1"])
+        guard case .watch(let watch, _) = try parse(["watch", "--bbox", "0,0,1,1"]) else {
+            Issue.record("not a watch")
+            return
         }
+        #expect(watch.endpoint == "getmaps" && watch.streamQuery == "?bbox=0.0,0.0,1.0,1.0")
+        #expect(throws: ClientError.self, "a stream has no newest") { try parse(["watch", "--newest", "3"]) }
     }
 
     @Test func watchTakesTheOptionsOfGet() throws {

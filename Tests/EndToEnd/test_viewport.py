@@ -18,6 +18,7 @@ import pytest
 from conftest import launch
 from h2wire import over_h2
 from pgsupport import psql, with_database
+from sse import subscribe
 from processes import wait_until
 from wire import build_request
 
@@ -288,3 +289,59 @@ def test_clusters_refuse_a_box_no_screen_shows(viewport):
                    "/getmaps/clusters?bbox=0,0,1&zoom=3", "/getmaps/clusters?bbox=0,0,1,1&zoom=21"):
         response = tls.get(target)
         assert response.status == 400 and response.json()["error"], target
+
+
+@pytest.mark.parametrize("protocol", ["http/1.1", "h2"])
+def test_a_stream_of_a_box_sends_its_chatts_and_the_removals_of_those_alone(viewport, protocol, token):
+    url, tls, h2 = viewport
+    endpoint = h2 if protocol == "h2" else tls
+    box = "bbox=20.5,20.5,20.6,20.6"
+
+    def post_at(message, lat, lon):
+        assert tls.post_json("/postmaps", {"name": "s", "message": message,
+                                           "geodata": f'[{lat},{lon},"N","w"]'}).status == 200
+
+    with subscribe(endpoint, f"/getmaps/stream?{box}") as inside, subscribe(endpoint, "/getmaps/stream") as every:
+        assert inside.response.status == 200 and every.response.status == 200
+        post_at(f"{token}-in", 20.55, 20.55)
+        post_at(f"{token}-out", 60, 60)
+        post_at(f"{token}-edge", 20.6, 20.5)
+        every.wait_events(3)
+        events = inside.wait_events(2)
+        assert [event.row[1] for event in events] == [f"{token}-in", f"{token}-edge"]
+        ids = {row[1]: row[2] for row in rows_of(tls.get("/getmaps")) if row[1].startswith(token)}
+        psql(url, "DELETE FROM chatts WHERE id IN (:'a', :'b');", {"a": ids[f"{token}-out"], "b": ids[f"{token}-in"]})
+        assert len(every.wait_events(5)) == 5
+        removal = inside.wait_events(3)[2]
+        assert removal.event == "delete" and json.loads(removal.data) == ids[f"{token}-in"]
+        inside.quiet(0.3)
+        assert len([e for e in inside.events if e.data is not None]) == 3, "the removal outside the box is not sent"
+
+
+def test_a_quiet_box_learns_where_the_stream_stands_and_resumes_from_there_exactly(viewport, start_server, token):
+    url, _, _ = viewport
+    server = start_server("--stream-heartbeat", "1", tls=True, url=url)
+    box = "bbox=30.5,30.5,30.6,30.6"
+
+    def post_at(message, lat, lon):
+        assert server.post_json("/postmaps", {"name": "q", "message": message,
+                                              "geodata": f'[{lat},{lon},"N","w"]'}).status == 200
+
+    with subscribe(server, f"/getmaps/stream?{box}") as sub:
+        assert sub.response.status == 200
+        post_at(f"{token}-out", 70, 70)
+        assert sub.wait_for(lambda: any(e.data is None and e.id for e in sub.events), timeout=10), sub.parser.received
+        moved = [e for e in sub.events if e.data is None][-1]
+        assert moved.raw == f"id: {moved.id}\n\n".encode(), "an id and no data"
+    post_at(f"{token}-in", 30.55, 30.55)
+    with subscribe(server, f"/getmaps/stream?{box}", last_event_id=moved.id) as resumed:
+        events = resumed.wait_events(1)
+        assert events[0].row[1] == f"{token}-in"
+        resumed.quiet(0.5)
+        assert [e.row[1] for e in resumed.events if e.data] == [f"{token}-in"]
+
+
+def test_a_malformed_box_on_a_stream_is_400(viewport):
+    _, tls, _ = viewport
+    response = tls.get("/getmaps/stream?bbox=1,2,3")
+    assert response.status == 400 and response.json()["error"]

@@ -118,7 +118,8 @@ public final class InMemoryChattRepository: ChattRepository {
             guard let index = state.rows.firstIndex(where: { $0.chatt.chatt.id == id }) else { return false }
             let removed = state.rows.remove(at: index).chatt
             state.lastSequence += 1
-            let removal = RemovedChatt(sequence: state.lastSequence, id: id, position: removed.position)
+            let removal = RemovedChatt(
+                sequence: state.lastSequence, id: id, position: removed.position, geodata: removed.chatt.geodata ?? "")
             state.removals.append((removal, nil))
             return true
         }
