@@ -332,3 +332,32 @@ def test_chatter_delete_removes_a_chatt_and_watch_shows_the_removal(watch, start
                            capture_output=True, text=True, timeout=WAIT, cwd=tmp_path,
                            env={**env, "CHATTER_ADMIN_TOKEN": "carol-token-0123456789"})
     assert again.returncode == EXIT_HTTP and "no such chatt" in again.stderr, again
+
+
+def test_watch_of_a_box_prints_only_the_chatts_posted_in_it(watch, tls_server, certs, token):
+    if stream_status(tls_server) == 404:
+        pytest.skip("this chatterd has no live feed (GET /getchatts/stream answers 404)")
+    chatter = watch("--bbox", "40.5,40.5,40.6,40.6", "--format", "json",
+                    "--server", f"https://localhost:{tls_server.port}", "--cacert", certs.cert)
+
+    def post_at(message, lat, lon):
+        body = {"name": "boxed", "message": message, "geodata": f'[{lat},{lon},"N","w"]'}
+        assert tls_server.post_json("/postmaps", body).status == 200
+
+    # As above: post in the box until one shows (the subscription's start is not announced), then outside and in.
+    seen = None
+    for attempt in range(10):
+        post_at(f"{token} in {attempt}", 40.55, 40.55)
+        try:
+            seen = json.loads(chatter.lines.get(timeout=2))
+            break
+        except queue.Empty:
+            continue
+    assert seen is not None and seen[1].startswith(f"{token} in"), f"nothing shown: {chatter.stop()}"
+    post_at(f"{token} out", 10, 10)
+    post_at(f"{token} in last", 40.6, 40.5)
+    rows = [json.loads(chatter.next_line())]
+    while rows[-1][1] != f"{token} in last":
+        rows.append(json.loads(chatter.next_line()))
+    chatter.stop()
+    assert all(" in " in row[1] or row[1].endswith(" in last") for row in rows), rows
