@@ -68,13 +68,31 @@ extension FeedLineage {
     }
 
     /// Packs the settled rows of a maps lineage into its viewport index on a background queue, so that the first
-    /// box asked after a full read of the store (at start) does not wait for a million rows to be packed. (A
-    /// lineage a removal starts packs on the first box asked of it: retention makes many.)
+    /// box asked after a full read of the store (at start) does not wait for a million rows to be packed.
     func packViewportSoon() {
         guard kind == .maps else { return }
-        DispatchQueue.global(qos: .utility).async { [self] in
+        Self.viewportWork.async { [self] in
             let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
             _ = rows(in: nowhere, of: settled.withLock(\.tip), from: 0, limit: 0, newest: true)
+        }
+    }
+
+    /// Where lineages' viewport indexes are packed and carried, one after another in the order asked: a lineage's
+    /// index is carried from its predecessor's only once that one is made.
+    private static let viewportWork = DispatchQueue(label: "chatterd.viewport", qos: .utility)
+
+    /// Makes this lineage's viewport index, on a background queue, from `old`'s, the lineage a removal of its
+    /// settled rows `removed` (in `old`'s numbering, rising) started this one from: the runs lose those rows' points
+    /// and keep their order (`ViewportIndex.keeping(removing:)`). Unless a box was asked of this lineage first, which
+    /// packed its own.
+    func carryViewportSoon(from old: FeedLineage, removing removed: [Int]) {
+        guard kind == .maps else { return }
+        Self.viewportWork.async { [self] in
+            // This lineage's lock, then the older one's: the order in which lineages are made, so never a cycle.
+            viewport.withLock { index in
+                guard index.packed == 0 else { return }
+                index = old.viewport.withLock { $0 }.keeping(removing: removed)
+            }
         }
     }
 

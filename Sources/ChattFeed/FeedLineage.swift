@@ -191,6 +191,7 @@ final class FeedLineage: Sendable {
             kind: kind, settled: segments, rowStarts: kept, rowSequences: keptSequences, pieceEnds: keptEnds,
             locations: kind == .maps ? locations.keeping(keptRows.joined()) : RowLocations(), tip: first,
             carrying: carried)
+        lineage.carryViewportSoon(from: self, removing: goneInOrder.filter { $0 < tip.settledRows })
         return (lineage, first)
     }
 

@@ -24,12 +24,17 @@ final class PackedRun: Sendable {
     private let levelStarts: [Int]
 
     /// A run over `rows`, of which `located` (in any order) are located.
-    init(rows: Range<Int>, located: [LocatedRow]) {
-        self.rows = rows
+    convenience init(rows: Range<Int>, located: [LocatedRow]) {
         let sorted = located.map { (key: HilbertCurve.position(of: $0.point), located: $0) }
             .sorted { ($0.key, $0.located.row) < ($1.key, $1.located.row) }
-        points = sorted.map(\.located.point)
-        pointRows = sorted.map { Int32($0.located.row) }
+        self.init(rows: rows, inCurveOrder: sorted.map(\.located))
+    }
+
+    /// A run over `rows`, of which `located` are located, in the Hilbert curve's order already.
+    private init(rows: Range<Int>, inCurveOrder located: [LocatedRow]) {
+        self.rows = rows
+        points = located.map(\.point)
+        pointRows = located.map { Int32($0.row) }
 
         var lows: [MapPoint] = []
         var highs: [MapPoint] = []
@@ -88,6 +93,18 @@ final class PackedRun: Sendable {
         self.longitudeSums = longitudeSums
         self.latitudeSums = latitudeSums
         self.levelStarts = levelStarts
+    }
+
+    /// The same run over `rows`, each point's row renumbered by `renumbered` (by old row; -1: the row is gone, and
+    /// its point with it): the points stay in their order, so nothing is sorted again.
+    func keeping(rows: Range<Int>, renumbered: [Int32]) -> PackedRun {
+        var kept: [LocatedRow] = []
+        kept.reserveCapacity(points.count)
+        for index in points.indices {
+            let row = renumbered[Int(pointRows[index])]
+            if row >= 0 { kept.append(LocatedRow(point: points[index], row: Int(row))) }
+        }
+        return PackedRun(rows: rows, inCurveOrder: kept)
     }
 
     /// The located rows it holds.

@@ -53,6 +53,36 @@ public struct ViewportIndex: Sendable {
             box: box, grid: grid, runs: runs, inRuns: allowed.clamped(to: 0..<packed), unpacked: read(unpacked, box))
     }
 
+    /// This index of a feed with the rows `removed` (rising) taken out and the rest renumbered from 0 in order, as a
+    /// removal leaves a feed: its runs keep their points' order, so this costs a pass over them, not the sorts of a
+    /// new packing (bench/viewport-index measures both).
+    public func keeping(removing removed: [Int]) -> ViewportIndex {
+        guard !removed.isEmpty else { return self }
+        // Each packed row's new number, or -1 for a removed one; one more entry for the end.
+        var renumbered = [Int32](repeating: 0, count: packed + 1)
+        var gone = 0
+        for row in 0...packed {
+            if gone < removed.count, removed[gone] == row, row < packed {
+                renumbered[row] = -1
+                gone += 1
+            } else {
+                renumbered[row] = Int32(row - gone)
+            }
+        }
+        // A removed row's place in a range: the number of the next row kept.
+        func start(_ row: Int) -> Int {
+            var row = row
+            while renumbered[row] < 0 { row += 1 }
+            return Int(renumbered[row])
+        }
+        var index = ViewportIndex()
+        index.runs = runs.map { run in
+            run.keeping(rows: start(run.rows.lowerBound)..<start(run.rows.upperBound), renumbered: renumbered)
+        }
+        index.packed = Int(renumbered[packed])
+        return index
+    }
+
     /// Makes a run of rows `packed..<end`, of which `located` (in any order) are located, and merges runs until
     /// their sizes quadruple again.
     private mutating func pack(_ located: [LocatedRow], upTo end: Int) {

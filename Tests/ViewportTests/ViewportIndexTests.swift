@@ -107,6 +107,30 @@ private struct IndexedRows {
         #expect(points.count > 10 * ViewportIndex.smallestRun)
     }
 
+    @Test func anIndexCarriedPastRemovalsAnswersAsOneMadeAfresh() {
+        var random = SeededRandom(state: 11)
+        var rows = IndexedRows()
+        // Packed in eight stages: runs of several sizes, merged.
+        for _ in 0..<8 {
+            for _ in 0..<1_125 { rows.append(Self.point(&random)) }
+            _ = rows.search(BoundingBox(west: 0, south: 0, east: 0, north: 0)!, in: 0..<rows.count)
+        }
+        #expect(rows.index.packed == 9_000)
+        // Rows taken out at a run's first and last rows, inside runs, and after the last run.
+        let removed = (Set([0, 1, 8_999] + (0..<300).map { _ in Int.random(in: 0..<9_000, using: &random) })).sorted()
+        let kept = (0..<9_000).filter { !Set(removed).contains($0) }
+        var carried = IndexedRows(locations: rows.locations.keeping(kept), index: rows.index.keeping(removing: removed))
+        var fresh = IndexedRows(locations: rows.locations.keeping(kept))
+        #expect(carried.index.packed == kept.count)
+        for _ in 0..<200 {
+            let box = Self.box(&random)
+            let low = Int.random(in: 0...kept.count, using: &random)
+            let (a, b) = (carried.search(box, in: low..<kept.count), fresh.search(box, in: low..<kept.count))
+            #expect(a.first(.max) == b.first(.max), "\(box)")
+            #expect(a.last(7) == b.last(7))
+        }
+    }
+
     @Test func keepsRunsInQuadruplingSizes() {
         var index = IndexedRows()
         let box = BoundingBox(west: -180, south: -90, east: 180, north: 90)!

@@ -80,8 +80,14 @@ for mix in ["uniform", "campus"] {
         }
     }
     precondition(indexHits == scanHits, "the index and the scan disagree")
+    // A retention batch's worth of removals: the index carried past them, against packing the kept rows afresh.
+    let removed = (0..<1_000).map { $0 * (rows / 1_000) }
+    var carried = ViewportIndex()
+    let carrying = seconds { carried = index.keeping(removing: removed) }
+    precondition(carried.packed == rows - removed.count, "the carried index lost rows")
     print(
         "\(mix): \(rows) rows packed in \(Int(packing * 1000)) ms; \(boxCount) boxes of 0.01 % of the area, "
             + "\(scanHits / boxCount) of the newest 500 hits each on average: index \(microseconds(indexed / Double(boxCount))) µs, "
-            + "scan \(microseconds(scanned / Double(boxCount))) µs a box: \(Int(scanned / indexed))× faster")
+            + "scan \(microseconds(scanned / Double(boxCount))) µs a box: \(Int(scanned / indexed))× faster; "
+            + "carried past 1 000 removals in \(Int(carrying * 1000)) ms")
 }
