@@ -23,13 +23,8 @@ extension FeedLineage {
         }
         let search = viewport.withLock { index in
             index.search(
-                box, in: min(from, tip.settledRows)..<tip.settledRows, newest: newest, rowCount: tip.settledRows
-            ) {
-                rows, inside in
-                settled.withLock { state in
-                    inside.map { state.locations.located(in: rows, inside: $0) } ?? state.locations.located(in: rows)
-                }
-            }
+                box, in: min(from, tip.settledRows)..<tip.settledRows, newest: newest, rowCount: tip.settledRows,
+                reading: readLocations)
         }
         guard newest else {
             let settledHits = search.first(limit)
@@ -42,17 +37,18 @@ extension FeedLineage {
     /// The cells on `grid` of `tip`'s rows in `box`: settled rows from the viewport index, tail rows one by one.
     func clusters(in box: BoundingBox, on grid: ClusterGrid, of tip: FeedTip) -> ClusterTally {
         let clusters = viewport.withLock { index in
-            index.clusters(box, in: 0..<tip.settledRows, on: grid, rowCount: tip.settledRows) { rows, inside in
-                settled.withLock { state in
-                    inside.map { state.locations.located(in: rows, inside: $0) } ?? state.locations.located(in: rows)
-                }
-            }
+            index.clusters(box, in: 0..<tip.settledRows, on: grid, rowCount: tip.settledRows, reading: readLocations)
         }
         var tally = clusters.tally()
         for (index, row) in tip.tail.enumerated() {
             if let point = row.chatt.location, box.contains(point) { tally.add(point, row: tip.settledRows + index) }
         }
         return tally
+    }
+
+    /// The located settled rows among `rows` inside `box` (nil: anywhere): what the viewport index reads.
+    private func readLocations(_ rows: Range<Int>, inside box: BoundingBox?) -> [LocatedRow] {
+        settled.withLock { $0.locations.located(in: rows, inside: box) }
     }
 
     /// The chatt `tip` shows at `row`, read back from its row's bytes when settled.

@@ -1,3 +1,5 @@
+import ASCII
+
 /// Where a chatt was posted: a longitude and a latitude in degrees.
 public struct MapPoint: Sendable, Equatable {
     public var longitude: Double
@@ -52,17 +54,17 @@ private struct NumberScanner {
         skipBlanks()
         let start = index
         _ = accept { $0 == UInt8(ascii: "-") }
-        guard let first = peek(), isDigit(first) else { return nil }
+        guard let first = peek(), ASCII.isDigit(first) else { return nil }
         advance()
-        if first != UInt8(ascii: "0") { while accept(isDigit) {} }
+        if first != UInt8(ascii: "0") { while accept(ASCII.isDigit) {} }
         if accept({ $0 == UInt8(ascii: ".") }) {
-            guard accept(isDigit) else { return nil }
-            while accept(isDigit) {}
+            guard accept(ASCII.isDigit) else { return nil }
+            while accept(ASCII.isDigit) {}
         }
         if accept({ $0 | 0x20 == UInt8(ascii: "e") }) {
             _ = accept { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }
-            guard accept(isDigit) else { return nil }
-            while accept(isDigit) {}
+            guard accept(ASCII.isDigit) else { return nil }
+            while accept(ASCII.isDigit) {}
         }
         // Double's own parser rounds correctly, as PostgreSQL's float8 input does.
         guard let value = Double(Substring(bytes[start..<index])), value.isFinite else { return nil }
@@ -71,7 +73,6 @@ private struct NumberScanner {
 
     private func peek() -> UInt8? { index < bytes.endIndex ? bytes[index] : nil }
     private mutating func advance() { index = bytes.index(after: index) }
-    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func accept(_ test: (UInt8) -> Bool) -> Bool {
         guard let byte = peek(), test(byte) else { return false }

@@ -20,16 +20,12 @@ public struct RowLocations: Sendable {
         longitudes[row].isNaN ? nil : MapPoint(longitude: longitudes[row], latitude: latitudes[row])
     }
 
-    /// The located rows among `rows` (within `0..<count`), in feed order.
-    public func located(in rows: Range<Int>) -> [LocatedRow] {
-        rows.compactMap { row in location(of: row).map { LocatedRow(point: $0, row: row) } }
-    }
-
-    /// The located rows among `rows` that lie in `box`, in feed order.
-    public func located(in rows: Range<Int>, inside box: BoundingBox) -> [LocatedRow] {
+    /// The located rows among `rows` (within `0..<count`) that lie in `box` (nil: anywhere), in feed order: what a
+    /// `ViewportIndex` reads.
+    public func located(in rows: Range<Int>, inside box: BoundingBox? = nil) -> [LocatedRow] {
         rows.compactMap { row in
-            box.contains(longitude: longitudes[row], latitude: latitudes[row])
-                ? LocatedRow(point: MapPoint(longitude: longitudes[row], latitude: latitudes[row]), row: row) : nil
+            guard let point = location(of: row), box?.contains(point) ?? true else { return nil }
+            return LocatedRow(point: point, row: row)
         }
     }
 

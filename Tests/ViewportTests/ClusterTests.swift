@@ -48,7 +48,7 @@ import Testing
                 let allowed = 0..<(round.isMultiple(of: 2) ? points.count : Int.random(in: 0...points.count, using: &random))
                 let snapshot = locations
                 let tally = index.clusters(box, in: allowed, on: grid, rowCount: points.count) { rows, inside in
-                    inside.map { snapshot.located(in: rows, inside: $0) } ?? snapshot.located(in: rows)
+                    snapshot.located(in: rows, inside: inside)
                 }.tally()
                 var expected = ClusterTally(grid: grid)
                 for row in allowed { if let point = points[row], box.contains(point) { expected.add(point, row: row) } }
@@ -72,7 +72,7 @@ import Testing
         let snapshot = locations
         let world = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
         let tally = index.clusters(world, in: 0..<50_000, on: ClusterGrid(zoom: 0)!, rowCount: 50_000) { rows, inside in
-            inside.map { snapshot.located(in: rows, inside: $0) } ?? snapshot.located(in: rows)
+            snapshot.located(in: rows, inside: inside)
         }.tally()
         #expect(tally.occupied.count == 16)
         #expect(tally.occupied.map(\.count).reduce(0, +) == 50_000)

@@ -16,7 +16,7 @@ private struct IndexedRows {
     mutating func search(_ box: BoundingBox, in allowed: Range<Int>, newest: Bool = false) -> ViewportSearch {
         let locations = locations
         return index.search(box, in: allowed, newest: newest, rowCount: locations.count) { rows, inside in
-            inside.map { locations.located(in: rows, inside: $0) } ?? locations.located(in: rows)
+            locations.located(in: rows, inside: inside)
         }
     }
 }

@@ -49,7 +49,7 @@ for mix in ["uniform", "campus"] {
         locations.append(point)
     }
     let read = { (range: Range<Int>, box: BoundingBox?) in
-        box.map { locations.located(in: range, inside: $0) } ?? locations.located(in: range)
+        locations.located(in: range, inside: box)
     }
     var index = ViewportIndex()
     let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
