@@ -68,28 +68,13 @@ struct ChattEndpoints: Sendable {
         {
             return .ready(response)
         }
-        let deadline = ContinuousClock.now + patience
-        return .deferred { [feed, executor, staleFeedServed] respond in
-            Task(executorPreference: executor) {
-                let answer: FeedAnswer
+        return answering(kind, request) { [repository = feed.repository] feed, deadline in
+            await FeedResponse.make(for: request, query: query, from: feed) { id in
                 do throws(RepositoryError) {
-                    answer = try await feed.answer(kind, before: deadline)
+                    return .success(try await repository.removedPlace(of: id.description, before: deadline))
                 } catch {
-                    return respond(APIError(error).response)
+                    return .failure(error)
                 }
-                let repository = feed.repository
-                var response = await FeedResponse.make(for: request, query: query, from: answer.feed) { id in
-                    do throws(RepositoryError) {
-                        return .success(try await repository.removedPlace(of: id.description, before: deadline))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                if let stale = answer.stale {
-                    response.headers.add("Age", String(stale.age))
-                    staleFeedServed(request, stale)
-                }
-                respond(response)
             }
         }
     }
@@ -103,16 +88,28 @@ struct ChattEndpoints: Sendable {
         } catch {
             return .ready(error.response)
         }
+        return answering(.maps, request) { feed, _ in
+            FeedResponse.clusters(for: request, query: query, from: feed)
+        }
+    }
+
+    /// A task that asks the feed of `kind` (which may wait for the store, until the request's patience runs out)
+    /// and answers with `make`'s response from it and that deadline; one from the last good feed says its `Age`,
+    /// and is reported (`staleFeedServed`).
+    private func answering(
+        _ kind: ChattFeed.Kind, _ request: HTTPRequest,
+        make: @escaping @Sendable (EncodedFeed, ContinuousClock.Instant) async -> HTTPResponse
+    ) -> ResponsePlan {
         let deadline = ContinuousClock.now + patience
         return .deferred { [feed, executor, staleFeedServed] respond in
             Task(executorPreference: executor) {
                 let answer: FeedAnswer
                 do throws(RepositoryError) {
-                    answer = try await feed.answer(.maps, before: deadline)
+                    answer = try await feed.answer(kind, before: deadline)
                 } catch {
                     return respond(APIError(error).response)
                 }
-                var response = FeedResponse.clusters(for: request, query: query, from: answer.feed)
+                var response = await make(answer.feed, deadline)
                 if let stale = answer.stale {
                     response.headers.add("Age", String(stale.age))
                     staleFeedServed(request, stale)

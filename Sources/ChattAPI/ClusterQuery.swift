@@ -24,16 +24,14 @@ struct ClusterQuery: Equatable, Sendable {
     init(query: String?) throws(APIError) {
         var asked: BoundingBox?
         var grid: ClusterGrid?
-        for parameter in (query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let value = parts.count == 2 ? parts[1] : ""
-            switch parts[0] {
+        for (name, value) in QueryParameters.pairs(of: query) {
+            switch name {
             case "bbox":
-                guard asked == nil, let parsed = FeedQuery.box(value) else { throw Self.badBox }
+                guard asked == nil, let parsed = QueryParameters.box(value) else { throw Self.badBox }
                 asked = parsed
             case "zoom":
-                guard grid == nil, (1...2).contains(value.utf8.count), value.utf8.allSatisfy(\.isDigit),
-                    let zoom = Int(value), let parsed = ClusterGrid(zoom: zoom)
+                guard grid == nil, let zoom = QueryParameters.wholeNumber(value, digits: 2),
+                    let parsed = ClusterGrid(zoom: zoom)
                 else { throw Self.badZoom }
                 grid = parsed
             default:
@@ -47,8 +45,4 @@ struct ClusterQuery: Equatable, Sendable {
         self.box = box
         self.grid = chosen
     }
-}
-
-extension UInt8 {
-    fileprivate var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
 }

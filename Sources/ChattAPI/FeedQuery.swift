@@ -39,41 +39,27 @@ struct FeedQuery: Equatable, Sendable {
     ///   decimal digits, both of those, a malformed `bbox`, or any parameter given twice (which one was meant is
     ///   unclear).
     init(query: String?, located: Bool = true) throws(APIError) {
-        guard let query, !query.isEmpty else { return }
-        for parameter in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let value = parts.count == 2 ? parts[1] : ""
-            switch parts[0] {
+        for (name, value) in QueryParameters.pairs(of: query) {
+            switch name {
             case "since":
                 guard since == nil, let id = ChattID(value) else { throw Self.badSince }
                 since = id
             case "limit":
-                guard limit == nil, let count = Self.parseLimit(value) else { throw Self.badLimit }
+                guard limit == nil, let count = QueryParameters.wholeNumber(value, digits: Self.maxLimitDigits)
+                else { throw Self.badLimit }
                 limit = count
             case "newest":
-                guard newest == nil, let count = Self.parseLimit(value) else { throw Self.badNewest }
+                guard newest == nil, let count = QueryParameters.wholeNumber(value, digits: Self.maxLimitDigits)
+                else { throw Self.badNewest }
                 newest = count
             case "bbox" where located:
-                guard box == nil, let parsed = Self.box(value) else { throw Self.badBox }
+                guard box == nil, let parsed = QueryParameters.box(value) else { throw Self.badBox }
                 box = parsed
             default:
                 continue
             }
         }
         if limit != nil, newest != nil { throw Self.badNewest }
-    }
-
-    /// A `bbox` value: `BoundingBox(parsing:)`, with commas also accepted escaped (browsers' URLSearchParams
-    /// escapes them).
-    static func box(_ value: Substring) -> BoundingBox? {
-        BoundingBox(parsing: Substring(value.replacing("%2C", with: ",").replacing("%2c", with: ",")))
-    }
-
-    private static func parseLimit(_ text: Substring) -> Int? {
-        guard (1...maxLimitDigits).contains(text.utf8.count),
-            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return nil }
-        return Int(text)
     }
 
     /// The rows a feed of `rowCount` rows answers with when no box is asked for, given where the `since` row is

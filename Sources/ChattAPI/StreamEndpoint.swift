@@ -36,12 +36,8 @@ struct StreamEndpoint: Sendable {
     static func box(of request: HTTPRequest, _ kind: ChattFeed.Kind) throws(APIError) -> BoundingBox? {
         guard kind == .maps else { return nil }
         var box: BoundingBox?
-        for parameter in (request.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts[0] == "bbox" else { continue }
-            guard box == nil, let parsed = FeedQuery.box(parts.count == 2 ? parts[1] : "") else {
-                throw FeedQuery.badBox
-            }
+        for (name, value) in QueryParameters.pairs(of: request.query) where name == "bbox" {
+            guard box == nil, let parsed = QueryParameters.box(value) else { throw FeedQuery.badBox }
             box = parsed
         }
         return box
