@@ -36,7 +36,8 @@ public enum ChattRoute: String, CaseIterable, Sendable {
     var method: HTTPMethod {
         switch self {
         case .postMaps, .postChatt: .POST
-        case .root, .getMaps, .clusters, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics, .map: .GET
+        case .root, .getMaps, .clusters, .getChatts, .streamMaps, .streamChatts, .healthz, .readyz, .metrics, .map:
+            .GET
         }
     }
 

@@ -3,7 +3,8 @@ import ChattModel
 import HTTPCore
 
 /// Answers a feed request from an encoded feed: picks the gzip or identity representation, cuts a
-/// `since`/`limit`/`newest` slice or the rows in a `bbox`, and answers 304 when the client's `If-None-Match` names what it would get.
+/// `since`/`limit`/`newest` slice or the rows in a `bbox`, and answers 304 when the client's `If-None-Match` names
+/// what it would get.
 enum FeedResponse {
     /// 404 for a `since` id the feed does not hold (README "Incremental feeds" says why 404).
     static let unknownSince = APIError(.notFound, "since names no chatt in the feed")

@@ -32,7 +32,8 @@ public struct FeedRepresentation: Sendable {
     /// bytes then give the same coded bytes under one tag in every process, and a build that codes differently
     /// (during a rolling upgrade) tags its bytes differently, as a strong validator must (RFC 9110 §8.8.3).
     init(
-        body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "", contentType: String = "application/json"
+        body: HTTPBody, contentHash: UInt64, coding: String?, variant: String = "",
+        contentType: String = "application/json"
     ) {
         self.body = body
         self.contentHash = contentHash

@@ -106,8 +106,8 @@ extension ChattStreamHub {
                 subscription.lastSent = now()
                 return .bytes(subscription.backlog)
             }
-            guard let read = state.log.read(from: subscription.cursor, subscription.kind, limit: limit, in: subscription.box)
-            else {
+            let box = subscription.box
+            guard let read = state.log.read(from: subscription.cursor, subscription.kind, limit: limit, in: box) else {
                 subscription.isCut = true
                 return .cut
             }

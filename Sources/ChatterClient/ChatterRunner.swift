@@ -29,7 +29,8 @@ public enum ChatterRunner {
             return Output(text: "", warnings: [])
         case .get(let get, let options):
             let request = HTTPClientRequest(
-                method: "GET", target: options.server.path(for: get.endpoint) + get.query, host: options.server.hostHeader)
+                method: "GET", target: options.server.path(for: get.endpoint) + get.query,
+                host: options.server.hostHeader)
             let maps = get.endpoint == "getmaps"
             let width = maps ? ChattResponse.mapsWidth : ChattResponse.chattsWidth
             let rows = try ChattResponse.rows(try send(request, options), width: width)

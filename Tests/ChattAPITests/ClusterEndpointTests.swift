@@ -41,7 +41,8 @@ import Testing
         #expect(single["properties"]?["name"] == .string("c"))
         #expect(single["properties"]?["facing"] == .string("S"))
         let coordinates: JSONValue = .array([
-            .number(JSONNumber(literal: "-83.0458", value: -83.0458)), .number(JSONNumber(literal: "42.3314", value: 42.3314)),
+            .number(JSONNumber(literal: "-83.0458", value: -83.0458)),
+            .number(JSONNumber(literal: "42.3314", value: 42.3314)),
         ])
         #expect(single["geometry"]?["coordinates"] == coordinates, "a lone chatt stands where it was posted")
     }

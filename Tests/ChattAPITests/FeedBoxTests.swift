@@ -60,7 +60,8 @@ import Testing
 
     @Test(arguments: [
         "bbox=1,2,3", "bbox=1,2,3,4,5", "bbox=", "bbox", "bbox=a,b,c,d", "bbox=NaN,0,1,1", "bbox=0,10,1,5",
-        "bbox=-181,0,1,1", "bbox=0,0,1,91", "bbox=0,0,1,1&bbox=0,0,1,1", "bbox=0%2C0%2C1%2C1%2C", "bbox=%30,0,1,1", "limit=1&newest=1",
+        "bbox=-181,0,1,1", "bbox=0,0,1,91", "bbox=0,0,1,1&bbox=0,0,1,1", "bbox=0%2C0%2C1%2C1%2C", "bbox=%30,0,1,1",
+        "limit=1&newest=1",
         "newest=-1", "newest=1&newest=2", "newest=x",
     ])
     func malformedIs400(_ query: String) {

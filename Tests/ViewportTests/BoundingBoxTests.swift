@@ -8,7 +8,8 @@ import Testing
         #expect(box == BoundingBox(west: -83.8, south: 42.2, east: -83.6, north: 42.4))
         #expect(!box.crossesAntimeridian)
         #expect(BoundingBox(parsing: "-180,-90,180,90") != nil)
-        #expect(BoundingBox(parsing: "+1.5e1,-.5,16.,1E-3") == BoundingBox(west: 15, south: -0.5, east: 16, north: 0.001))
+        #expect(
+            BoundingBox(parsing: "+1.5e1,-.5,16.,1E-3") == BoundingBox(west: 15, south: -0.5, east: 16, north: 0.001))
     }
 
     @Test(arguments: [
@@ -45,7 +46,9 @@ import Testing
 
 @Suite struct MapPointTests {
     @Test func readsLatitudeThenLongitude() {
-        #expect(MapPoint(geodata: #"[42.2936,-83.7166,"North","walking"]"#) == MapPoint(longitude: -83.7166, latitude: 42.2936))
+        #expect(
+            MapPoint(geodata: #"[42.2936,-83.7166,"North","walking"]"#)
+                == MapPoint(longitude: -83.7166, latitude: 42.2936))
         #expect(MapPoint(geodata: #" [ -90 , 180.0e0 ,"",""]"#) == MapPoint(longitude: 180, latitude: -90))
         #expect(MapPoint(geodata: "[0,-0.5E+1]") == MapPoint(longitude: -5, latitude: 0))
     }

@@ -42,10 +42,13 @@ import Testing
             }
             for _ in 0..<20 {
                 let box = ViewportIndexTests.box(&random)
-                guard let grid = (0...20).reversed().lazy.compactMap(ClusterGrid.init(zoom:)).first(where: { $0.fits(box) })
-                    .flatMap({ ClusterGrid(zoom: max(0, $0.zoom - Int.random(in: 0...3, using: &random))) })
+                guard
+                    let grid = (0...20).reversed().lazy.compactMap(ClusterGrid.init(zoom:))
+                        .first(where: { $0.fits(box) })
+                        .flatMap({ ClusterGrid(zoom: max(0, $0.zoom - Int.random(in: 0...3, using: &random))) })
                 else { continue }
-                let allowed = 0..<(round.isMultiple(of: 2) ? points.count : Int.random(in: 0...points.count, using: &random))
+                let end = round.isMultiple(of: 2) ? points.count : Int.random(in: 0...points.count, using: &random)
+                let allowed = 0..<end
                 let snapshot = locations
                 let tally = index.clusters(box, in: allowed, on: grid, rowCount: points.count) { rows, inside in
                     snapshot.located(in: rows, inside: inside)

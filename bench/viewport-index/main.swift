@@ -87,7 +87,8 @@ for mix in ["uniform", "campus"] {
     precondition(carried.packed == rows - removed.count, "the carried index lost rows")
     print(
         "\(mix): \(rows) rows packed in \(Int(packing * 1000)) ms; \(boxCount) boxes of 0.01 % of the area, "
-            + "\(scanHits / boxCount) of the newest 500 hits each on average: index \(microseconds(indexed / Double(boxCount))) µs, "
+            + "\(scanHits / boxCount) of the newest 500 hits each on average: "
+            + "index \(microseconds(indexed / Double(boxCount))) µs, "
             + "scan \(microseconds(scanned / Double(boxCount))) µs a box: \(Int(scanned / indexed))× faster; "
             + "carried past 1 000 removals in \(Int(carrying * 1000)) ms")
 }
