@@ -51,14 +51,7 @@ done
 out=$ROOT/.build/removals
 rm -rf -- "$out"
 mkdir -p "$out"
-cleanup() {
-    set +e
-    stop_tracked
-    [[ -z ${BENCH_DB_DIR:-} ]] || pg_cluster_destroy "$BENCH_DB_DIR" >/dev/null 2>&1
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_clean_up_on_exit
 
 bench_chatterd_build
 export CHATTERD_LOG_LEVEL=${CHATTERD_LOG_LEVEL:-warn}

@@ -69,15 +69,7 @@ rm -rf -- "$BENCH_OUT"
 mkdir -p "$BENCH_OUT"
 : >"$BENCH_RESULTS"
 
-cleanup() {
-    # Best effort to the end: a process that already exited must not stop the cleanup (errexit).
-    set +e
-    stop_tracked
-    [[ -z ${BENCH_DB_DIR:-} ]] || pg_cluster_destroy "$BENCH_DB_DIR" >/dev/null 2>&1
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_clean_up_on_exit
 
 bench_chatterd_build
 # The chain gen-cert.sh writes: what chatterd and nginx serve, and (as it ends with the CA) what the clients trust.

@@ -49,14 +49,7 @@ classes=(10 100 1000 10000 100000)
 out=$ROOT/.build/viewport
 rm -rf -- "$out"
 mkdir -p "$out"
-cleanup() {
-    set +e
-    stop_tracked
-    [[ -z ${BENCH_DB_DIR:-} ]] || pg_cluster_destroy "$BENCH_DB_DIR" >/dev/null 2>&1
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_clean_up_on_exit
 
 deps_ensure wrk /usr/lib/postgresql/15/lib/postgis-3.so=postgresql-15-postgis-3 || die "missing packages"
 bench_chatterd_build

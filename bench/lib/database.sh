@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # The benchmark's throwaway PostgreSQL: start it with full durability, seed it, reset it between
-# write scenarios, and run pgbench against it. Source it after scripts/lib/postgres.sh.
+# write scenarios, run pgbench against it, and destroy it (with every tracked process) when the script ends.
+# Source it after scripts/lib/postgres.sh and bench/lib/procs.sh.
 # Sets BENCH_DB_DIR and BENCH_DB_URL (bench_db_start) and BENCH_SEED_MAX_SEQ (bench_db_seed).
 
 # Starts a cluster in a new directory with fsync and synchronous commit on (no --fast): the post
@@ -70,4 +71,19 @@ bench_pgbench() {
             printf "%s %.3f %.3f %.3f %d %d\n", tps, v[int((NR - 1) * 0.5) + 1] / 1000,
                 v[int((NR - 1) * 0.99) + 1] / 1000, v[NR] / 1000, failed, NR
         }'
+}
+
+# Makes the script stop every process it tracks and destroy the benchmark's PostgreSQL however it ends (EXIT, INT,
+# TERM). Call it once the output directory exists.
+bench_clean_up_on_exit() {
+    trap _bench_clean_up EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+_bench_clean_up() {
+    # Best effort to the end: a process that already exited must not stop the cleanup (errexit).
+    set +e
+    stop_tracked
+    [[ -z ${BENCH_DB_DIR:-} ]] || pg_cluster_destroy "$BENCH_DB_DIR" >/dev/null 2>&1
 }
