@@ -68,8 +68,8 @@ extension FeedLineage {
     func packViewportSoon() {
         guard kind == .maps else { return }
         Self.viewportWork.async { [self] in
-            let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
-            _ = rows(in: nowhere, of: settled.withLock(\.tip), from: 0, limit: 0, newest: true)
+            let rowCount = settled.withLock(\.tip.settledRows)
+            viewport.withLock { $0.packNewRows(upTo: rowCount, reading: readLocations) }
         }
     }
 

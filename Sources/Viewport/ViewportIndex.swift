@@ -26,7 +26,7 @@ public struct ViewportIndex: Sendable {
         _ box: BoundingBox, in allowed: Range<Int>, newest: Bool, rowCount: Int,
         reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
     ) -> ViewportSearch {
-        if rowCount - packed >= Self.smallestRun { pack(read(packed..<rowCount, nil), upTo: rowCount) }
+        packNewRows(upTo: rowCount, reading: read)
         let inRuns = allowed.clamped(to: 0..<packed)
         let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
         let window =
@@ -47,7 +47,7 @@ public struct ViewportIndex: Sendable {
         _ box: BoundingBox, in allowed: Range<Int>, on grid: ClusterGrid, rowCount: Int,
         reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
     ) -> ViewportClusters {
-        if rowCount - packed >= Self.smallestRun { pack(read(packed..<rowCount, nil), upTo: rowCount) }
+        packNewRows(upTo: rowCount, reading: read)
         let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
         return ViewportClusters(
             box: box, grid: grid, runs: runs, inRuns: allowed.clamped(to: 0..<packed), unpacked: read(unpacked, box))
@@ -81,6 +81,14 @@ public struct ViewportIndex: Sendable {
         }
         index.packed = Int(renumbered[packed])
         return index
+    }
+
+    /// Packs rows `packed..<rowCount`, located as `read` says, into a new run when there are at least `smallestRun`
+    /// of them (searches do this first; a full read of the store asks it at once, so its first search need not).
+    public mutating func packNewRows(
+        upTo rowCount: Int, reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
+    ) {
+        if rowCount - packed >= Self.smallestRun { pack(read(packed..<rowCount, nil), upTo: rowCount) }
     }
 
     /// Makes a run of rows `packed..<end`, of which `located` (in any order) are located, and merges runs until

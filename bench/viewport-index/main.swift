@@ -52,8 +52,7 @@ for mix in ["uniform", "campus"] {
         locations.located(in: range, inside: box)
     }
     var index = ViewportIndex()
-    let nowhere = BoundingBox(west: 0, south: 0, east: 0, north: 0)!
-    let packing = seconds { _ = index.search(nowhere, in: 0..<rows, newest: true, rowCount: rows, reading: read) }
+    let packing = seconds { index.packNewRows(upTo: rows, reading: read) }
     let boxes = (0..<boxCount).map { serial -> BoundingBox in
         let (west, south) =
             mix == "campus" && serial % 2 == 0
