@@ -1,11 +1,13 @@
 import ChattModel
 import HTTPCore
 
-/// `GET /map`: a page that shows every chatt with geodata on a Leaflet map and adds new ones as they are posted,
-/// and the files it loads, all served from memory: `/map/map.js` and `/map/map.css` (compiled into chatterd, from
-/// `MapPage+Files.swift`) and Leaflet under `/map/leaflet/` (Debian's `libjs-leaflet`, read from a directory at
-/// start-up by whoever makes the page). Only the files named here are served: any other path under `/map/` is 404,
-/// and nothing is looked up on disk per request, so no path can reach beyond them.
+/// `GET /map`: a page that shows the chatts in view on a Leaflet map (each chatt, or clusters where there are many)
+/// and follows the live feed of its box, and the files it loads, all served from memory: `/map/map.js` and
+/// `/map/map.css` (compiled into chatterd from `MapFiles/`, as the page is) and Leaflet under `/map/leaflet/`
+/// (Debian's `libjs-leaflet`, read from a directory at start-up by whoever makes the page). Only the files named
+/// here are served: any other path under `/map/` is 404, and nothing is looked up on disk per request, so no path
+/// can reach beyond them. The page's files run under `contentSecurityPolicy`: no inline script or style (Leaflet
+/// styles through the CSSOM, which the policy does not govern).
 ///
 /// Without Leaflet the page answers 503 naming the package; the rest of chatterd is unaffected.
 public struct MapPage: Sendable {
@@ -66,8 +68,8 @@ public struct MapPage: Sendable {
     /// ignored); nil, or a required file missing, makes `/map` answer 503.
     public init(leaflet: [String: [UInt8]]?) {
         var assets = [
-            "/map/map.js": Self.asset(Array(Self.scriptText.utf8), Self.javaScriptType, Self.revalidate),
-            "/map/map.css": Self.asset(Array(Self.styleText.utf8), Self.cssType, Self.revalidate),
+            "/map/map.js": Self.asset(PackageResources.map_js, Self.javaScriptType, Self.revalidate),
+            "/map/map.css": Self.asset(PackageResources.map_css, Self.cssType, Self.revalidate),
         ]
         let files = leaflet ?? [:]
         for file in Self.leafletFiles {
@@ -78,7 +80,7 @@ public struct MapPage: Sendable {
         self.assets = assets
         page = complete
             ? Self.asset(
-                Array(Self.pageText.utf8), Self.htmlType, Self.revalidate,
+                PackageResources.map_html, Self.htmlType, Self.revalidate,
                 extra: [("Content-Security-Policy", Self.contentSecurityPolicy)])
             : nil
     }

@@ -202,6 +202,18 @@ class Page:
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
 
+    def drag(self, start: tuple[float, float], end: tuple[float, float], steps: int = 10) -> None:
+        """A real drag with the left button, from `start` to `end` in `steps` moves."""
+        (x0, y0), (x1, y1) = start, end
+        self.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x0, "y": y0, "button": "left",
+                                               "buttons": 1, "clickCount": 1})
+        for step in range(1, steps + 1):
+            x, y = x0 + (x1 - x0) * step / steps, y0 + (y1 - y0) * step / steps
+            self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "left",
+                                                   "buttons": 1})
+        self.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y1, "button": "left",
+                                               "buttons": 0, "clickCount": 1})
+
     def responses(self) -> list[str]:
         """The URLs of every response the page received, in order."""
         return [e["response"]["url"] for e in self.browser.events_of(self.session, "Network.responseReceived")]

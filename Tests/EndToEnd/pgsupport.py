@@ -32,9 +32,10 @@ def with_database(url: str, name: str) -> str:
 
 
 @contextmanager
-def migrated_database(admin_url: str, binary: str, migrations, prefix: str, seed_sql: str = ""):
+def migrated_database(admin_url: str, binary: str, migrations, prefix: str, seed_sql: str = "",
+                      seed_timeout: float = 30.0):
     """A new database named `prefix` and a random suffix, migrated by `chatterd migrate` and seeded with
-    `seed_sql`; yields its URL and drops it afterwards."""
+    `seed_sql` (in at most `seed_timeout` seconds); yields its URL and drops it afterwards."""
     name = prefix + uuid.uuid4().hex[:10]
     psql(admin_url, f"CREATE DATABASE {name};")
     url = with_database(admin_url, name)
@@ -43,7 +44,7 @@ def migrated_database(admin_url: str, binary: str, migrations, prefix: str, seed
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         if seed_sql:
-            psql(url, seed_sql)
+            psql(url, seed_sql, timeout=seed_timeout)
         yield url
     finally:
         psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);")

@@ -4,7 +4,8 @@ Chromium loads https://127.0.0.1:PORT/map from a chatterd over TLS (HTTP/2 by AL
 accepted with --ignore-certificate-errors, in this test only) with every other host name unresolvable, so no map
 tile ever loads: the markers must show without them, and nothing the page fetched came from anywhere but chatterd.
 The live part (a chatt posted after the page loaded appears on it) needs GET /getmaps/stream, and skips while the
-server answers that with 404.
+server answers that with 404. At a million chatts the page shows clusters, reads each view it is panned or zoomed
+to, and stays under 2 000 markers.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from conftest import launch
 from devtools import Browser, Page
-from pgsupport import psql, with_database
+from pgsupport import migrated_database, psql, with_database
 from wire import build_request
 
 POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https://tile.openstreetmap.org;"
@@ -194,8 +195,12 @@ def test_the_map_works_without_the_internet_and_fetches_only_from_chatterd(loade
     assert unexpected == [], unexpected
     # Every file the page needs came from chatterd.
     for path in ("/map/leaflet/leaflet.js", "/map/leaflet/leaflet.css", "/map/map.js", "/map/map.css",
-                 "/map/leaflet/images/marker-icon.png", "/getmaps"):
+                 "/map/leaflet/images/marker-icon.png"):
         assert loaded_map.base + path in page.responses(), path
+    # The view is read by its box: its clusters, then (as they are few) its chatts.
+    for path in ("/getmaps/clusters?bbox=", "/getmaps?bbox="):
+        assert any(url.startswith(loaded_map.base + path) for url in page.responses()), path
+    assert loaded_map.base + "/getmaps" not in page.responses(), "the page read the whole feed"
     assert page.problems() == []
 
 
@@ -211,6 +216,19 @@ def test_a_chatt_posted_while_the_map_is_open_appears_on_it(loaded_map):
     text = loaded_map.popup_of(name)
     assert "posted live" in text and "East" in text and "running" in text, text
     assert loaded_map.page.problems() == []
+
+
+def test_a_chatt_posted_outside_the_view_does_not_appear(loaded_map):
+    if stream_status(loaded_map.server) == 404:
+        pytest.skip("this server has no GET /getmaps/stream (404): the live part cannot run")
+    far, near = f"far-{loaded_map.token}", f"near-{loaded_map.token}"
+    before = loaded_map.markers()
+    # In this order: by the time `near` shows, `far` would have too if the page's stream were not of its box.
+    post_map_chatt(loaded_map.server, far, "in Sydney", -33.87, 151.21, "North", "still")
+    post_map_chatt(loaded_map.server, near, "in view", 42.2910, -83.7210, "North", "still")
+    loaded_map.wait_markers(before + 1, timeout=20)
+    titles = loaded_map.page.evaluate("Array.from(document.querySelectorAll('.leaflet-marker-icon')).map(e => e.title)")
+    assert near in titles and far not in titles, titles
 
 
 def test_a_chatt_removed_while_the_map_is_open_loses_its_marker(loaded_map):
@@ -231,9 +249,9 @@ def test_a_chatt_removed_while_the_map_is_open_loses_its_marker(loaded_map):
 
 class ContractServer:
     """Plain HTTP on 127.0.0.1 serving chatterd's /map files as they are, a /getmaps the test sets (rows and
-    Feed-Position), and a /getmaps/stream the test writes by hand, per connection: the stream contract of
-    notes/stream-contract.md, played before chatterd has the stream. Records each stream request's Last-Event-ID
-    and how many times /getmaps was read."""
+    Feed-Position; `?bbox=` is ignored, and /getmaps/clusters counts each row alone), and a /getmaps/stream the
+    test writes by hand, per connection: the stream contract of docs/API.md, played without chatterd. Records each
+    stream request's Last-Event-ID and how many times /getmaps was read."""
 
     def __init__(self, chatterd):
         import http.server
@@ -258,6 +276,7 @@ class ContractServer:
                 pass
 
             def do_GET(self):
+                path = self.path.partition("?")[0]
                 if self.path in files:
                     answer = files[self.path]
                     self.send_response(200)
@@ -267,18 +286,18 @@ class ContractServer:
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()
                     self.wfile.write(answer.body)
-                elif self.path == "/getmaps":
+                elif path in ("/getmaps", "/getmaps/clusters"):
                     with owner.lock:
-                        body = json.dumps(owner.rows).encode()
+                        body = json.dumps(owner.rows if path == "/getmaps" else _features(owner.rows)).encode()
                         position = owner.position
-                        owner.feed_reads += 1
+                        owner.feed_reads += path == "/getmaps"
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Feed-Position", position)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
-                elif self.path == "/getmaps/stream":
+                elif path == "/getmaps/stream":
                     commands = queue.Queue()
                     with owner.lock:
                         owner.streams.append((self.headers.get("Last-Event-ID"), commands))
@@ -379,3 +398,150 @@ def test_the_script_follows_the_stream_contract(map_server):
 
 def _json_row(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _features(rows: list) -> dict:
+    """/getmaps/clusters of `rows`, each alone in its cell."""
+    features = []
+    for name, message, ident, timestamp, geodata in rows:
+        lat, lon, facing, speed = json.loads(geodata)
+        features.append({"type": "Feature", "geometry": {"type": "Point", "coordinates": [lon, lat]},
+                         "properties": {"name": name, "message": message, "id": ident, "timestamp": timestamp,
+                                        "facing": facing, "speed": speed}})
+    return {"type": "FeatureCollection", "features": features}
+
+
+# --- a million chatts -----------------------------------------------------------------------------
+
+CAMPUS = (42.278, -83.738)  # where bench/sql/seed-spatial.sql's campus mix puts 80 % of its chatts
+MOST_MARKERS = 2000
+# Records the main thread's long tasks (over 50 ms) from the page's own timeline: a stall is one that is long.
+RECORD_LONG_TASKS = ("window.longTasks = []; new PerformanceObserver(function (list) {"
+                     " list.getEntries().forEach(function (e) { window.longTasks.push(e.duration); });"
+                     " }).observe({type: 'longtask'});")
+# A frozen second is a stall whoever looks; an idle run here shows no long task at all.
+STALL_MS = 1000
+
+
+@pytest.fixture(scope="module")
+def million_map(env, certs, tls_context):
+    """A TLS chatterd on a million chatts of the campus mix, and the page in Chromium."""
+    seed = "\\set rows 1000000\n\\set mix campus\n" + (env.repo / "bench/sql/seed-spatial.sql").read_text()
+    with migrated_database(env.admin_url, env.binary, env.migrations, "e2e_mmap_", seed, seed_timeout=300) as url:
+        endpoint = launch(env, url, certs, tls_context)
+        endpoint.database_url = url
+        try:
+            with Browser(ignore_certificate_errors=True) as browser:
+                page = browser.open_page()
+                base = f"https://127.0.0.1:{endpoint.port}"
+                yield MapPage(endpoint, page, base)
+        finally:
+            endpoint.process.stop(timeout=15)
+
+
+def shown_view(shown: MapPage) -> dict:
+    return json.loads(shown.page.evaluate("JSON.stringify(document.body.dataset)"))
+
+
+def wait_view(shown: MapPage, after: str | None, timeout: float = 60.0) -> dict:
+    """The page's state once it shows, live, a view other than `after`."""
+    def ready():
+        state = shown_view(shown)
+        return state if state.get("feed") == "live" and state.get("view") not in (None, after) else None
+    state = shown.page.wait_for(ready, timeout)
+    assert state, f"the page showed no new view in {timeout} s: {shown_view(shown)}; {shown.page.problems()}"
+    return state
+
+
+def open_view(shown: MapPage, address: str = "") -> dict:
+    """Loads the page afresh at `address` (#zoom/lat/lon, or none) and returns its state once it is live."""
+    shown.page.navigate("about:blank")
+    shown.page.navigate(shown.base + "/map" + address)
+    return wait_view(shown, None, timeout=120)
+
+
+def located_in(url: str, view: str) -> int:
+    """The chatts of the database at `url` located in the box of `view` ("w,s,e,n/zoom"), counted by PostgreSQL."""
+    west, south, east, north = view.split("/")[0].split(",")
+    longitude = "lon BETWEEN :w AND :e" if float(west) <= float(east) else "(lon >= :w OR lon <= :e)"
+    sql = ("SELECT count(*) FROM (SELECT (geodata::json->>0)::float8 AS lat, (geodata::json->>1)::float8 AS lon"
+           " FROM chatts WHERE geodata IS NOT NULL) AS located"
+           f" WHERE lat BETWEEN :s AND :n AND {longitude};")
+    return int(psql(url, sql, {"w": west, "s": south, "e": east, "n": north}, timeout=120))
+
+
+def test_a_million_chatts_show_as_clusters_that_count_every_chatt_in_view(million_map):
+    state = open_view(million_map)
+    assert state["mode"] == "clusters", state
+    assert 0 < int(state["markers"]) <= MOST_MARKERS, state
+    assert int(state["chatts"]) == located_in(million_map.server.database_url, state["view"]), state
+    assert million_map.page.problems() == []
+
+
+def test_the_closest_zoom_on_the_campus_shows_its_newest_chatts_one_by_one(million_map):
+    state = open_view(million_map, f"#19/{CAMPUS[0]}/{CAMPUS[1]}")
+    assert state["mode"] == "chatts", state
+    assert state["view"].endswith("/19"), state
+    in_view = located_in(million_map.server.database_url, state["view"])
+    assert in_view > 1000, f"the campus view holds only {in_view} chatts: the seed has changed"
+    assert int(state["markers"]) == int(state["chatts"]) == 1000, state
+    assert "newest 1000 of" in million_map.page.evaluate("document.getElementById('status').textContent")
+    # A chatt posted there takes the place of the oldest.
+    name = "newest-" + uuid.uuid4().hex[:8]
+    post_map_chatt(million_map.server, name, "the newest", CAMPUS[0], CAMPUS[1], "North", "still")
+    assert million_map.page.wait_for(lambda: million_map.page.evaluate(
+        f"Array.from(document.querySelectorAll('.leaflet-marker-icon')).some(e => e.title === {name!r})"), 20)
+    assert shown_view(million_map)["markers"] == "1000"
+
+
+def test_panning_and_zooming_reads_each_view_under_2000_markers_without_stalls(million_map):
+    page = million_map.page
+    state = open_view(million_map, f"#12/{CAMPUS[0]}/{CAMPUS[1]}")
+    page.evaluate(RECORD_LONG_TASKS)
+    width, height = page.evaluate("[innerWidth, innerHeight]")
+    center = (width / 2, height / 2)
+    modes = set()
+    moves = [("drag", (250, 0)), ("drag", (0, -200)), ("in", None), ("in", None), ("drag", (-300, 150)),
+             ("in", None), ("in", None), ("in", None), ("drag", (200, 200)), ("out", None), ("out", None),
+             ("drag", (-100, -250)), ("out", None), ("out", None), ("out", None), ("out", None)]
+    for move, offset in moves:
+        if move == "drag":
+            page.drag(center, (center[0] + offset[0], center[1] + offset[1]))
+        else:
+            spot = page.evaluate(f"(() => {{ const r = document.querySelector('.leaflet-control-zoom-{move}')"
+                                 ".getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+            page.click(*spot)
+        state = wait_view(million_map, state["view"])
+        modes.add(state["mode"])
+        assert int(state["markers"]) <= MOST_MARKERS, (move, state)
+        if state["mode"] == "clusters":
+            assert int(state["chatts"]) == located_in(million_map.server.database_url, state["view"]), state
+    assert modes == {"chatts", "clusters"}, modes
+    longest = max(page.evaluate("window.longTasks"), default=0)
+    assert longest < STALL_MS, f"the page stalled for {longest:.0f} ms while panning and zooming"
+    assert page.problems() == []
+
+
+def test_clicking_a_cluster_zooms_in_on_it(million_map):
+    page = million_map.page
+    state = open_view(million_map, f"#10/{CAMPUS[0]}/{CAMPUS[1]}")
+    assert state["mode"] == "clusters", state
+    spot = page.evaluate("(() => { const icon = document.querySelector('.leaflet-marker-icon.cluster');"
+                         " const r = icon.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];"
+                         " })()")
+    page.click(*spot)
+    state = wait_view(million_map, state["view"])
+    assert state["view"].endswith("/12"), state
+    assert page.evaluate("location.hash").startswith("#12/")
+
+
+def test_a_clustered_view_counts_a_chatt_posted_into_it_and_not_one_posted_elsewhere(million_map):
+    page = million_map.page
+    state = open_view(million_map, f"#14/{CAMPUS[0]}/{CAMPUS[1]}")
+    assert state["mode"] == "clusters", state
+    counted = int(state["chatts"])
+    post_map_chatt(million_map.server, "far", "in Sydney", -33.87, 151.21, "North", "still")
+    post_map_chatt(million_map.server, "near", "on campus", CAMPUS[0], CAMPUS[1], "North", "still")
+    assert page.wait_for(lambda: int(shown_view(million_map)["chatts"]) != counted, 20), shown_view(million_map)
+    assert page.wait_for(lambda: shown_view(million_map)["chatts"] == str(counted + 1), 10), shown_view(million_map)
+    assert shown_view(million_map)["view"] == state["view"]
