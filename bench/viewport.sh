@@ -8,9 +8,12 @@
 #              offered open loop at half that rate (bench/lib/open_loop.py, capped at MAX_OPEN a second, what the
 #              generator keeps up with): p50/p99/max;
 #   postgis    the anchor: PostGIS on the same store (bench/sql/postgis.sql: generated point column, GiST index, the
-#              table clustered on it, shared_buffers above table and index), pgbench with the newest 500 whole rows
-#              of a random box of the class (bench/sql/postgis-rows.sql, prepared), closed loop with CONNECTIONS
-#              clients, and open loop (--rate) at chatterd's open-loop rate: the database's ceiling without HTTP;
+#              table clustered on it, shared_buffers above table and index), two ways:
+#              through chatterd: a second chatterd (serve --bbox-in-database) that asks PostGIS for the ids of the
+#              box's newest 500 and slices their rows from its feed, open loop at chatterd's open-loop rate;
+#              returning rows: pgbench with the newest 500 whole rows of a random box of the class
+#              (bench/sql/postgis-rows.sql, prepared), closed loop with CONNECTIONS clients, and open loop (--rate)
+#              at chatterd's open-loop rate: the database's ceiling without HTTP;
 #   start      a chatterd started on the store: seconds to its first bbox answer, its RSS then;
 # and the index alone against a scan of every row, in one process (bench/viewport-index).
 # Writes .build/viewport/results.md and keeps every tool's output there.
@@ -83,13 +86,15 @@ seed_mix() {
     bench_psql -q -c 'VACUUM ANALYZE chatts' -c 'CHECKPOINT'
 }
 
-# Starts chatterd on the store and waits for its first bbox answer; sets PID, URL and START_FIGURES.
+# Starts chatterd on the store, with any further arguments, and waits for its first bbox answer; sets PID, URL and
+# START_FIGURES.
 start_viewport_server() {
     local log_file=$1 port started ready
+    shift
     port=$(free_port)
     started=$(date +%s.%N)
     start_tracked "$log_file" "$CHATTERD_BIN" serve --host 127.0.0.1 --port "$port" --database-url "$BENCH_DB_URL" \
-        --cert "$crt" --key "$key"
+        --cert "$crt" --key "$key" "$@"
     PID=$STARTED_PID URL=https://127.0.0.1:$port
     wait_http "$PID" "$log_file" --cacert "$crt" "$URL/healthz"
     until curl -fsS -o /dev/null --cacert "$crt" "$URL/getmaps?bbox=-180,-90,180,90&newest=1" 2>/dev/null; do
@@ -125,6 +130,7 @@ pgbench_line() {
 run_mix() {
     local mix=$1
     local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
+    local through_pid through_url t50 t99 tmax
     bindir=$(pg_bindir) || die "no PostgreSQL binaries"
     mkdir -p "$dir"
     seed_mix "$mix"
@@ -132,14 +138,19 @@ run_mix() {
         | python3 bench/lib/viewport_boxes.py "$dir" --boxes "$boxes" >"$dir/classes.txt" \
         || die "viewport_boxes.py failed"
     bench_psql -q -f "$dir/boxes.sql"
+    start_viewport_server "$dir/chatterd-postgis.log" --bbox-in-database
+    through_pid=$PID through_url=$URL
     start_viewport_server "$dir/chatterd.log"
     {
         echo "## $mix"
         echo
         echo "$START_FIGURES. Hits per class: $(awk '{ printf "%s%s", sep, $5; sep = ", " }' "$dir/classes.txt")."
         echo
-        echo "| class | chatterd closed (req/s) | p50 | p99 | open rate | p50 | p99 | max | PostGIS rows closed (tps) | p50 | p99 | open p50 | p99 | max | p99 ratio |"
-        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        echo "Open loop, each at chatterd's open-loop rate: chatterd; PostGIS through chatterd; PostGIS returning rows"
+        echo "(pgbench, no HTTP or TLS). Ratios: PostGIS's p99 over chatterd's."
+        echo
+        echo "| class | chatterd closed (req/s) | p50 | p99 | open rate | p50 | p99 | max | PostGIS through chatterd p50 | p99 | max | PostGIS rows closed (tps) | p50 | p99 | open p50 | p99 | max | p99 ratio through chatterd | p99 ratio rows |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     } >>"$report"
     for class in "${classes[@]}"; do
         log "$mix, class $class: wrk -c$connections, then open loop; pgbench the same"
@@ -151,6 +162,10 @@ run_mix() {
             --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/class-$class.txt" \
             || die "open_loop.py failed (see $dir/open-$class.txt)"
         read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-$class.txt")"
+        run_tracked "$dir/through-$class.txt" python3 bench/lib/open_loop.py "$through_url" --rate "$rate" \
+            --duration "$duration" --connections "$connections" --cacert "$crt" --post-every 0 \
+            --targets "$dir/class-$class.txt" || die "open_loop.py failed (see $dir/through-$class.txt)"
+        read -r _ t50 t99 tmax <<<"$(bench_line "$dir/through-$class.txt")"
         run_tracked "$dir/pgbench-$class.txt" "$bindir/pgbench" -n -M prepared -c "$connections" -j 2 \
             -T "$duration" -D class="$class" -D boxes="$boxes" -f bench/sql/postgis-rows.sql \
             -l --log-prefix="$dir/pgbench-closed-$class" "$BENCH_DB_URL" || die "pgbench failed"
@@ -161,11 +176,13 @@ run_mix() {
         open_db=$(pgbench_line "$dir/pgbench-open-$class.txt" "$dir/pgbench-open-$class")
         read -r dbtps d50 d99 _ <<<"$closed_db"
         read -r _ e50 e99 emax <<<"$open_db"
-        echo "| $class | $closed | $c50 | $c99 | $rate | $o50 | $o99 | $omax | $dbtps | $d50 | $d99 | $e50 | $e99 | $emax |" \
+        echo "| $class | $closed | $c50 | $c99 | $rate | $o50 | $o99 | $omax | $t50 | $t99 | $tmax | $dbtps | $d50 | $d99 |" \
+            "$e50 | $e99 | $emax | $(awk -v a="$t99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" \
             "$(awk -v a="$e99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" >>"$report"
     done
     echo >>"$report"
     stop_tracked_one "$PID"
+    stop_tracked_one "$through_pid"
 }
 
 IFS=, read -r -a mix_list <<<"$mixes"

@@ -20,6 +20,8 @@ struct ChattEndpoints: Sendable {
     let executor: DispatchTaskExecutor
     /// `/readyz`'s database check, shared by every probe within a second.
     let readiness: ReadinessCheck
+    /// Where boxes are searched instead of the viewport index: the benchmark's comparator; nil in production.
+    let boxSearch: StoreBoxSearch?
 
     private static let emptyObject = Array("{}".utf8)
     private static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
@@ -68,14 +70,19 @@ struct ChattEndpoints: Sendable {
         {
             return .ready(response)
         }
-        return answering(kind, request) { [repository = feed.repository] feed, deadline in
-            await FeedResponse.make(for: request, query: query, from: feed) { id in
+        return answering(kind, request) { [repository = feed.repository, boxSearch] feed, deadline in
+            let removedPlace: FeedResponse.RemovedPlace = { id in
                 do throws(RepositoryError) {
                     return .success(try await repository.removedPlace(of: id.description, before: deadline))
                 } catch {
                     return .failure(error)
                 }
             }
+            let searchBox: FeedResponse.BoxSearch? = boxSearch.map { search in
+                { @Sendable box, limit, newest in await search(box, limit, newest, deadline) }
+            }
+            return await FeedResponse.make(
+                for: request, query: query, from: feed, removedPlace: removedPlace, boxSearch: searchBox)
         }
     }
 

@@ -28,13 +28,14 @@ public struct ChattRouter: Sendable {
     /// posts past a client's rate with 429; `staleFeedServed` is told of each stale feed served (see
     /// `ChattFeed.answer`); a request that waits on the store longer than `patience` gets 503 (or a stale feed);
     /// requests that wait on the store run as tasks on `executor`; `mapPage` serves `/map` (503 without Leaflet by
-    /// default); `moderators` gives the tokens in force for removals (nil: no token file, every removal is 403).
+    /// default); `moderators` gives the tokens in force for removals (nil: no token file, every removal is 403);
+    /// `boxSearch` replaces the viewport index for `?bbox=` (the benchmark's comparator only).
     public init(
         feed: ChattFeed, serverName: String = "chatterd", metrics: (@Sendable () -> String)? = nil,
         postLimit: PostRateLimiter? = nil, mapPage: MapPage = .unavailable,
         staleFeedServed: @escaping @Sendable (HTTPRequest, StaleFeed) -> Void = { _, _ in },
         patience: Duration = defaultPatience, executor: DispatchTaskExecutor = .shared, streams: ChattStreamHub? = nil,
-        moderators: (@Sendable () -> AdminTokens)? = nil
+        moderators: (@Sendable () -> AdminTokens)? = nil, boxSearch: StoreBoxSearch? = nil
     ) {
         self.postLimit = postLimit
         self.streams = streams.map { StreamEndpoint(hub: $0, patience: patience, executor: executor) }
@@ -51,7 +52,7 @@ public struct ChattRouter: Sendable {
         }
         endpoints = ChattEndpoints(
             feed: feed, rootBody: JSONString.encode(serverName), metrics: metrics, staleFeedServed: staleFeedServed,
-            patience: patience, executor: executor, readiness: readiness)
+            patience: patience, executor: executor, readiness: readiness, boxSearch: boxSearch)
     }
 
     /// How to answer `request`. Routes that never reach the repository, errors decided from the path, method or

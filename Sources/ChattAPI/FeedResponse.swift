@@ -1,6 +1,7 @@
 import ChattFeed
 import ChattModel
 import HTTPCore
+import Viewport
 
 /// Answers a feed request from an encoded feed: picks the gzip or identity representation, cuts a
 /// `since`/`limit`/`newest` slice or the rows in a `bbox`, and answers 304 when the client's `If-None-Match` names
@@ -23,13 +24,18 @@ enum FeedResponse {
     /// say.
     typealias RemovedPlace = @Sendable (ChattID) async -> Result<FeedPosition?, RepositoryError>
 
+    /// The ids of a box's chatts as the store finds them (`StoreBoxSearch`, its deadline given).
+    typealias BoxSearch = @Sendable (_ box: BoundingBox, _ limit: Int, _ newest: Bool) async
+        -> Result<[String], RepositoryError>
+
     /// The response to `request` with `query`, making whatever it needs (the gzip body, the row index, a slice).
     /// A `since` id the feed does not hold is asked of `removedPlace`: the chatts after a removed one are those
-    /// after its place. Suspends while another request makes the same gzip body, or the store is asked; the rest is
-    /// work for the calling thread.
+    /// after its place. A box is searched in the feed's viewport index, or asked of `boxSearch` when given.
+    /// Suspends while another request makes the same gzip body, or the store is asked; the rest is work for the
+    /// calling thread.
     static func make(
         for request: HTTPRequest, query: FeedQuery, from feed: EncodedFeed,
-        removedPlace: RemovedPlace = { _ in .success(nil) }
+        removedPlace: RemovedPlace = { _ in .success(nil) }, boxSearch: BoxSearch? = nil
     ) async -> HTTPResponse {
         var sinceRow: Int?
         if let since = query.since {
@@ -45,8 +51,21 @@ enum FeedResponse {
             }
         }
         if let box = query.box {
-            let rows = feed.rows(
-                in: box, from: sinceRow.map { $0 + 1 } ?? 0, limit: query.mostRows, newest: query.newest != nil)
+            let from = sinceRow.map { $0 + 1 } ?? 0
+            let rows: [Int]
+            if let boxSearch {
+                // The comparator: the store's limit comes before `since`, which bench/viewport.sh does not send.
+                switch await boxSearch(box, query.mostRows, query.newest != nil) {
+                case .success(let ids):
+                    let index = feed.rowIndex()
+                    rows = ids.compactMap { ChattID(Substring($0)).flatMap(index.row(of:)) }.filter { $0 >= from }
+                        .sorted()
+                case .failure(let error):
+                    return APIError(error).response
+                }
+            } else {
+                rows = feed.rows(in: box, from: from, limit: query.mostRows, newest: query.newest != nil)
+            }
             let identity = FeedRepresentation(identity: feed.body(ofRows: rows))
             let representation = prefersGzip(request.headers) ? identity.gzipped() : identity
             return response(to: request, with: representation, at: feed.position)

@@ -29,13 +29,27 @@ extension Chatterd {
         }, postLimit: options.postsPerSecondPerClient.map { rate in
             PostRateLimiter(postsPerSecond: Double(rate), burst: 2 * rate)
         }, mapPage: makeMapPage(options, logger: logger), staleFeedServed: { observer.staleFeedServed($1, for: $0) },
-            streams: streams, moderators: moderators)
+            streams: streams, moderators: moderators, boxSearch: options.bboxInDatabase ? boxSearch(feed) : nil)
         let handler = HTTPHandler(plan: { router.plan(for: $0) }, observe: { observer.observe($0) })
         do {
             return try Server(
                 configuration: options.serverConfiguration, handler: handler, logger: logger, statistics: statistics)
         } catch {
             fail(logger, "\(error)", status: 1)
+        }
+    }
+
+    /// `--bbox-in-database`: boxes asked of PostGIS through the PostgreSQL store (none in memory, for tests).
+    static func boxSearch(_ feed: ChattFeed) -> StoreBoxSearch? {
+        guard let store = feed.repository as? PostgresChattRepository else { return nil }
+        return { box, limit, newest, deadline in
+            do throws(RepositoryError) {
+                return .success(try await store.idsInBox(
+                    west: box.west, south: box.south, east: box.east, north: box.north, limit: limit, newest: newest,
+                    before: deadline))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

@@ -69,6 +69,8 @@ struct ServeOptions: CommandOptions {
     var adminTokenFile: String?
     /// Chatts posted longer ago than this many days are removed (`Retention`); nil keeps every chatt.
     var retentionDays: Int?
+    /// `?bbox=` asks PostGIS instead of the viewport index: bench/viewport.sh's comparator (`StoreBoxSearch`).
+    var bboxInDatabase = false
     var log = LogOptions()
 
     static let command = "serve"
@@ -107,6 +109,9 @@ struct ServeOptions: CommandOptions {
             .limit(
                 "--retention-days", "remove chatts posted longer ago than this many days, in batches of 1000, "
                     + "as removals recorded as retention", \.retentionDays),
+            .switch(
+                "--bbox-in-database", "benchmarks only: find ?bbox= chatts with PostGIS (bench/sql/postgis.sql) "
+                    + "instead of the in-memory index", \.bboxInDatabase),
         ] + logOptions
         + [
             .number("--max-connections", "open connections; more wait in the listen backlog", \.server.maxConnections,

@@ -218,6 +218,43 @@ def test_ten_thousand_boxes_find_exactly_what_postgis_finds(viewport):
     assert sum(len(ids) for ids in postgis.values()) > 10_000, "the boxes found too little to compare"
 
 
+def test_the_benchmarks_postgis_comparator_answers_what_the_index_answers(viewport, env, certs, tls_context):
+    """`serve --bbox-in-database`, bench/viewport.sh's "PostGIS through chatterd", must answer each box with the
+    rows the index does, or it is no baseline: on bench/sql/postgis.sql's column and index, with `newest` and
+    `limit`, across the antimeridian and at the poles."""
+    url, tls, _ = viewport
+    try:
+        psql(url, "CREATE EXTENSION IF NOT EXISTS postgis;")
+    except Exception as error:  # noqa: BLE001 (any failure means PostGIS is not installed here)
+        pytest.skip(f"PostGIS is not installed: {error}")
+    psql(url, (env.repo / "bench/sql/postgis.sql").read_text(), timeout=120)
+    comparator = launch(env, url, certs, tls_context, flags=["--bbox-in-database"])
+    try:
+        whole = rows_of(tls.get("/getmaps"))
+        points = [p for p in (location(row[4]) for row in whole) if p]
+        rng = random.Random(23)
+        differ, found = [], 0
+        with tls.connect() as memory, comparator.connect() as database:
+            for _ in range(300):
+                target = "/getmaps?" + query(random_box(rng, points)) + rng.choice(["", "&newest=7", "&limit=7"])
+                answers = []
+                for conn in (memory, database):
+                    conn.send(build_request("GET", target))
+                    answers.append(rows_of(conn.read_response()))
+                found += len(answers[0])
+                if answers[0] != answers[1]:
+                    differ.append((target, len(answers[0]), len(answers[1])))
+        assert not differ, f"{len(differ)} of 300 boxes differ, e.g. {differ[:3]}"
+        assert found > 1000, "the boxes found too little to compare"
+        # It did ask the database: without the column, it cannot answer.
+        psql(url, "ALTER TABLE chatts RENAME COLUMN geom TO geom_away;")
+        assert comparator.get("/getmaps?bbox=-84,42,-83,43").status == 500
+        assert tls.get("/getmaps?bbox=-84,42,-83,43").status == 200
+        psql(url, "ALTER TABLE chatts RENAME COLUMN geom_away TO geom;")
+    finally:
+        assert comparator.process.stop(timeout=15) == 0, comparator.process.log()
+
+
 def test_chatter_get_asks_for_a_box_and_the_newest(viewport, chatter_bin, certs):
     _, tls, _ = viewport
     box = (-84.0, 42.0, -83.0, 43.0)
