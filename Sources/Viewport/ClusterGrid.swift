@@ -37,12 +37,25 @@ public struct ClusterGrid: Sendable, Equatable {
     }
 
     /// The cell holding `longitude`, `latitude`, as one number (its column times the cells on a side, plus its row).
-    @inline(__always)
     func cell(longitude: Double, latitude: Double) -> Int {
-        let side = Double(cellsPerSide)
-        let column = min(cellsPerSide - 1, max(0, Int(((longitude + 180) / 360 * side).rounded(.down))))
-        let row = min(cellsPerSide - 1, max(0, Int((y(latitude) * side).rounded(.down))))
-        return column * cellsPerSide + row
+        column(of: longitude) * cellsPerSide + row(of: latitude)
+    }
+
+    /// The column of cells holding `longitude`, from 0 at the antimeridian's west side.
+    @inline(__always)
+    func column(of longitude: Double) -> Int {
+        // Truncation is rounding down wherever the result is not clamped to 0.
+        min(cellsPerSide - 1, max(0, Int((longitude + 180) / 360 * Double(cellsPerSide))))
+    }
+
+    /// The row of cells holding `latitude`, from 0 at the top: the definition `ClusterTally`'s faster lookup keeps to.
+    func row(of latitude: Double) -> Int {
+        min(cellsPerSide - 1, max(0, Int((y(latitude) * Double(cellsPerSide)).rounded(.down))))
+    }
+
+    /// The latitude of the top edge of `row` (`cellsPerSide` for the bottom of the map): Mercator's inverse.
+    func topLatitude(of row: Int) -> Double {
+        atan(sinh(.pi * (1 - 2 * Double(row) / Double(cellsPerSide)))) * 180 / .pi
     }
 
     /// Mercator's y of `latitude`, from 0 at the top of the map to 1 at the bottom.
@@ -50,52 +63,5 @@ public struct ClusterGrid: Sendable, Equatable {
         let clamped = min(Self.mostLatitude, max(-Self.mostLatitude, latitude))
         let sine = sin(clamped * .pi / 180)
         return 0.5 - log((1 + sine) / (1 - sine)) / (4 * .pi)
-    }
-}
-
-/// What one cell of a `ClusterGrid` holds of a box: how many chatts, where on average, and which row when one.
-public struct ClusterCell: Sendable, Equatable {
-    /// Located chatts in the cell and the box.
-    public internal(set) var count = 0
-    var longitudeSum = 0.0
-    var latitudeSum = 0.0
-    /// The row of the chatt when `count` is 1.
-    public internal(set) var row = -1
-
-    /// The mean of its chatts' positions: a lone chatt's own.
-    public var center: MapPoint {
-        MapPoint(longitude: longitudeSum / Double(count), latitude: latitudeSum / Double(count))
-    }
-}
-
-/// The cells of one answer of `GET /getmaps/clusters`, as chatts and packed nodes are counted into them.
-public struct ClusterTally: Sendable {
-    public let grid: ClusterGrid
-    private var cells: [Int: ClusterCell] = [:]
-
-    public init(grid: ClusterGrid) {
-        self.grid = grid
-    }
-
-    /// Counts the chatt of `row`, at `point`.
-    public mutating func add(_ point: MapPoint, row: Int) {
-        let key = grid.cell(longitude: point.longitude, latitude: point.latitude)
-        cells[key, default: ClusterCell()].count += 1
-        cells[key]!.longitudeSum += point.longitude
-        cells[key]!.latitudeSum += point.latitude
-        cells[key]!.row = cells[key]!.count == 1 ? row : -1
-    }
-
-    /// Counts `count` (at least 2) chatts in the cell `key` whose positions add up to the sums.
-    mutating func add(cell key: Int, count: Int, longitudeSum: Double, latitudeSum: Double) {
-        cells[key, default: ClusterCell()].count += count
-        cells[key]!.longitudeSum += longitudeSum
-        cells[key]!.latitudeSum += latitudeSum
-        cells[key]!.row = -1
-    }
-
-    /// The cells with chatts, in the grid's order (column by column, top to bottom).
-    public var occupied: [ClusterCell] {
-        cells.sorted { $0.key < $1.key }.map(\.value)
     }
 }

@@ -166,20 +166,24 @@ final class PackedRun: Sendable {
                 box.intersects(low: lows[node], high: highs[node])
             else { continue }
             let (low, high) = (lows[node], highs[node])
-            if counts[node] >= 2, firstRows[node] >= allowedFirst, lastRows[node] < allowedEnd,
-                box.covers(low: low, high: high)
-            {
-                let cell = tally.grid.cell(longitude: low.longitude, latitude: low.latitude)
-                if cell == tally.grid.cell(longitude: high.longitude, latitude: high.latitude) {
+            let whole =
+                firstRows[node] >= allowedFirst && lastRows[node] < allowedEnd && box.covers(low: low, high: high)
+            if whole, counts[node] >= 2 {
+                let cell = tally.cell(of: low)
+                if cell == tally.cell(of: high) {
                     tally.add(
                         cell: cell, count: Int(counts[node]), longitudeSum: longitudeSums[node],
                         latitudeSum: latitudeSums[node])
                     continue
                 }
             }
-            if level == 1 {
+            if level == 1, whole {
+                let chatts = children(of: node, level: 1).lazy.map { (self.points[$0], Int(self.pointRows[$0])) }
+                tally.add(chatts, within: low, high)
+            } else if level == 1 {
                 for index in children(of: node, level: 1)
-                where pointRows[index] >= allowedFirst && pointRows[index] < allowedEnd && box.contains(points[index]) {
+                where pointRows[index] >= allowedFirst && pointRows[index] < allowedEnd && box.contains(points[index])
+                {
                     tally.add(points[index], row: Int(pointRows[index]))
                 }
             } else {

@@ -148,7 +148,7 @@ public struct ViewportClusters: Sendable {
 
     /// The cells of every row in the box, counted once.
     public func tally() -> ClusterTally {
-        var tally = ClusterTally(grid: grid)
+        var tally = ClusterTally(grid: grid, box: box)
         for run in runs where run.rows.overlaps(inRuns) {
             run.tally(box, in: inRuns, into: &tally)
         }

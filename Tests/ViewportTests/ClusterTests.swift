@@ -53,9 +53,8 @@ import Testing
                 let tally = index.clusters(box, in: allowed, on: grid, rowCount: points.count) { rows, inside in
                     snapshot.located(in: rows, inside: inside)
                 }.tally()
-                var expected = ClusterTally(grid: grid)
-                for row in allowed { if let point = points[row], box.contains(point) { expected.add(point, row: row) } }
-                let (got, want) = (tally.occupied, expected.occupied)
+                let inBox = allowed.compactMap { row in points[row].flatMap { box.contains($0) ? (row, $0) : nil } }
+                let (got, want) = (tally.occupied, Self.cells(of: inBox, in: box, on: grid))
                 #expect(got.map(\.count) == want.map(\.count), "\(box) zoom \(grid.zoom)")
                 #expect(got.map(\.row) == want.map(\.row), "lone chatts name their rows")
                 for (cell, reference) in zip(got, want) {
@@ -64,6 +63,38 @@ import Testing
                 }
             }
         }
+    }
+
+    /// The cells of `rows`' points by the grid's own definition of a cell (`ClusterGrid.cell`), in a tally's order:
+    /// column by column from the box's west edge, top to bottom.
+    static func cells(of rows: [(Int, MapPoint)], in box: BoundingBox, on grid: ClusterGrid) -> [ClusterCell] {
+        var cells: [Int: ClusterCell] = [:]
+        for (row, point) in rows {
+            let key = grid.cell(longitude: point.longitude, latitude: point.latitude)
+            cells[key, default: ClusterCell()].count += 1
+            cells[key]!.longitudeSum += point.longitude
+            cells[key]!.latitudeSum += point.latitude
+            cells[key]!.row = cells[key]!.count == 1 ? row : -1
+        }
+        let (side, west) = (grid.cellsPerSide, grid.column(of: box.west))
+        func order(_ key: Int) -> Int { ((key / side - west + side) % side) * side + key % side }
+        return cells.sorted { order($0.key) < order($1.key) }.map(\.value)
+    }
+
+    @Test func aPointOnARowsEdgeIsInTheRowTheGridSays() throws {
+        let grid = try #require(ClusterGrid(zoom: 5))
+        let box = try #require(BoundingBox(west: -10, south: -60, east: 10, north: 60))
+        var points: [(Int, MapPoint)] = []
+        for row in grid.row(of: 60)...grid.row(of: -60) {
+            let edge = grid.topLatitude(of: row)
+            for latitude in [edge, edge.nextUp, edge.nextDown] {
+                let point = MapPoint(longitude: 0, latitude: latitude)
+                if box.contains(point) { points.append((points.count, point)) }
+            }
+        }
+        var tally = ClusterTally(grid: grid, box: box)
+        for (row, point) in points { tally.add(point, row: row) }
+        #expect(tally.occupied.map(\.count) == Self.cells(of: points, in: box, on: grid).map(\.count))
     }
 
     @Test func theWholeWorldAtZoomZeroIsSixteenCells() {

@@ -2,7 +2,8 @@
 // on a million made-up locations: uniform on the sphere, or 80 % around one campus. Each box is 0.01 % of the map's
 // area in degrees (3.6° × 1.8°) at a random place, or (campus, every other box) one of the same shape around the
 // campus. Each search finds what a map asks for, the newest 500 hits: the scan looks from the newest row back until
-// it has them (or reaches the first). Prints the mean time of each and their ratio. Usage:
+// it has them (or reaches the first). Prints the mean time of each and their ratio, then the time clusters take
+// (the tally alone, without JSON). Usage:
 // swift run -c release viewport-index-bench [rows] [boxes]
 import Dispatch
 import Glibc
@@ -32,6 +33,20 @@ func seconds(_ work: () -> Void) -> Double {
 
 func microseconds(_ seconds: Double) -> String {
     String(Double(Int(seconds * 1e7)) / 10)
+}
+
+/// The box a screen of 1 024 × 768 pixels shows around `center` at `zoom` (Web Mercator, 256-pixel tiles).
+func screen(around center: MapPoint, zoom: Int) -> BoundingBox {
+    let world = Double(256 << zoom)
+    let halfWidth = min(180, 512 / world * 360)
+    let y = 0.5 - log(tan(.pi / 4 + min(85, max(-85, center.latitude)) * .pi / 360)) / (2 * .pi)
+    func latitude(_ y: Double) -> Double { atan(sinh(.pi * (1 - 2 * min(1, max(0, y))))) * 180 / .pi }
+    func wrapped(_ longitude: Double) -> Double {
+        longitude > 180 ? longitude - 360 : longitude < -180 ? longitude + 360 : longitude
+    }
+    let (west, east) =
+        halfWidth >= 180 ? (-180, 180) : (wrapped(center.longitude - halfWidth), wrapped(center.longitude + halfWidth))
+    return BoundingBox(west: west, south: latitude(y + 384 / world), east: east, north: latitude(y - 384 / world))!
 }
 
 for mix in ["uniform", "campus"] {
@@ -84,6 +99,29 @@ for mix in ["uniform", "campus"] {
     var carried = ViewportIndex()
     let carrying = seconds { carried = index.keeping(removing: removed) }
     precondition(carried.packed == rows - removed.count, "the carried index lost rows")
+    // Clusters as a map asks for them: the whole world at every zoom it fits, and screens of 1 024 × 768 pixels at
+    // random zooms (2 to 18) centred on random rows.
+    func clustering(_ box: BoundingBox, zoom: Int) -> Double {
+        seconds {
+            let grid = ClusterGrid(zoom: zoom)!
+            let clusters = index.clusters(box, in: 0..<rows, on: grid, rowCount: rows, reading: read)
+            _ = clusters.tally().occupied.count
+        }
+    }
+    let world = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+    let worldTimes = (0...6).map { clustering(world, zoom: $0) }
+    var screenTimes = (0..<boxCount).map { _ -> Double in
+        let zoom = Int.random(in: 2...18, using: &random)
+        let row = Int.random(in: 0..<rows, using: &random)
+        let center = locations.location(of: row) ?? MapPoint(longitude: 0, latitude: 0)
+        return clustering(screen(around: center, zoom: zoom), zoom: zoom)
+    }
+    screenTimes.sort()
+    print(
+        "\(mix) clusters: the whole world at zooms 0-6 "
+            + "\(worldTimes.map { microseconds($0) }.joined(separator: ", ")) µs; "
+            + "\(boxCount) screens at zooms 2-18: median \(microseconds(screenTimes[boxCount / 2])) µs, "
+            + "p99 \(microseconds(screenTimes[boxCount * 99 / 100])) µs, max \(microseconds(screenTimes.last!)) µs")
     print(
         "\(mix): \(rows) rows packed in \(Int(packing * 1000)) ms; \(boxCount) boxes of 0.01 % of the area, "
             + "\(scanHits / boxCount) of the newest 500 hits each on average: "
