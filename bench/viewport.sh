@@ -14,6 +14,8 @@
 #              returning rows: pgbench with the newest 500 whole rows of a random box of the class
 #              (bench/sql/postgis-rows.sql, prepared), closed loop with CONNECTIONS clients, and open loop (--rate)
 #              at chatterd's open-loop rate: the database's ceiling without HTTP;
+#   clusters   /getmaps/clusters of the whole world at zooms 0 to 3 and of BOXES screens (1024 x 768 pixels) at
+#              random zooms around random chatts, in turn: wrk closed loop, then open loop at half its rate;
 #   start      a chatterd started on the store: seconds to its first bbox answer, its RSS then;
 # and the index alone against a scan of every row, in one process (bench/viewport-index).
 # Writes .build/viewport/results.md and keeps every tool's output there.
@@ -181,6 +183,20 @@ run_mix() {
             "$(awk -v a="$e99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" >>"$report"
     done
     echo >>"$report"
+    log "$mix, clusters: wrk -c$connections, then open loop"
+    TARGETS=$dir/clusters.txt GZIP=1 run_tracked "$dir/wrk-clusters.txt" wrk -t2 -c"$connections" -d"${duration}s" \
+        -s bench/lua/targets.lua "$URL" || die "wrk failed (see $dir/wrk-clusters.txt)"
+    read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-clusters.txt")"
+    rate=$(( closed / 2 < max_open ? closed / 2 : max_open ))
+    run_tracked "$dir/open-clusters.txt" python3 bench/lib/open_loop.py "$URL" --rate "$rate" --duration "$duration" \
+        --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/clusters.txt" \
+        || die "open_loop.py failed (see $dir/open-clusters.txt)"
+    read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-clusters.txt")"
+    {
+        echo "Clusters (the whole world at zooms 0-3 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
+        echo "p50 $c50, p99 $c99; open loop at $rate/s: p50 $o50, p99 $o99, max $omax."
+        echo
+    } >>"$report"
     stop_tracked_one "$PID"
     stop_tracked_one "$through_pid"
 }

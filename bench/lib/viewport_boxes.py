@@ -4,12 +4,15 @@ on a chatt picked at random and is the smallest square (in degrees) around it th
 (Chebyshev distance), so a box's hits are K give or take ties and the box's clipping at the poles. Reads the
 chatts' locations from psql's unaligned output of `SELECT lon, lat` on stdin; writes, for each K, a file
 class-K.txt of request targets (`/getmaps?bbox=W,S,E,N` and SUFFIX); writes boxes.sql, which puts every box in
-bench_boxes (bench/sql/postgis.sql) for pgbench; prints each class's mean hits.
+bench_boxes (bench/sql/postgis.sql) for pgbench; prints each class's mean hits. Also writes clusters.txt: the
+whole world at zooms 0 to 3 (`/getmaps/clusters?zoom=Z`) and BOXES screens of 1024 x 768 pixels at random zooms
+(2 to 18) centred on chatts picked at random, as a map asks for its clusters.
 
 Usage: viewport_boxes.py OUTDIR --boxes N [--classes 10,100,...] [--suffix '&newest=500'] [--seed S]
 """
 
 import argparse
+import math
 import random
 import sys
 
@@ -44,6 +47,31 @@ def main() -> None:
                 out.write(f"/getmaps?bbox={west!r},{south!r},{east!r},{north!r}{args.suffix}\n")
         mean = sum(hits for _, hits in boxes[k]) / len(boxes[k])
         print(f"class {k}: {len(boxes[k])} boxes, {mean:.0f} hits on average")
+    with open(f"{args.outdir}/clusters.txt", "w") as out:
+        for zoom in range(4):
+            out.write(f"/getmaps/clusters?zoom={zoom}\n")
+        for _ in range(args.boxes):
+            zoom = rng.randint(2, 18)
+            west, south, east, north = screen(rng.choice(points), zoom)
+            out.write(f"/getmaps/clusters?bbox={west!r},{south!r},{east!r},{north!r}&zoom={zoom}\n")
+
+
+def screen(center: tuple[float, float], zoom: int, width: int = 1024, height: int = 768):
+    """The box a screen of width x height pixels shows around `center` (lon, lat) at `zoom`, in Web Mercator's
+    256-pixel tiles: west > east across the antimeridian, every longitude when the screen is wider than the world."""
+    world = 256 * 2 ** zoom
+    lon, lat = center
+    y = 0.5 - math.log(math.tan(math.pi / 4 + max(-85.0, min(85.0, lat)) * math.pi / 360)) / (2 * math.pi)
+
+    def latitude(y):
+        return math.degrees(math.atan(math.sinh(math.pi * (1 - 2 * max(0.0, min(1.0, y))))))
+
+    def wrapped(x):
+        return x - 360 if x > 180 else x + 360 if x < -180 else x
+
+    half = width / 2 / world * 360
+    west, east = (-180.0, 180.0) if half >= 180 else (wrapped(lon - half), wrapped(lon + half))
+    return west, latitude(y + height / 2 / world), east, latitude(y - height / 2 / world)
 
 
 if __name__ == "__main__":
