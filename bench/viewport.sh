@@ -110,6 +110,19 @@ start_viewport_server() {
     START_FIGURES+=" RSS $(awk '/^VmRSS:/ { printf "%d", $2 / 1024 }' "/proc/$PID/status") MiB"
 }
 
+# Prints "seconds count" of the request durations (complete request to queued response) in /metrics at URL.
+duration_totals() {
+    curl -fsS --cacert "$crt" "$1/metrics" | awk '
+        /^chatterd_request_duration_seconds_sum / { sum = $2 }
+        /^chatterd_request_duration_seconds_count / { count = $2 }
+        END { print sum, count }'
+}
+
+# Prints the mean handler time in ms between two "seconds count" lines of duration_totals.
+handler_mean() {
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f", (y[1] - x[1]) / (y[2] - x[2]) * 1000 }'
+}
+
 # Prints "rps p50 p99 max" (ms) from a file holding a BENCH line.
 bench_line() {
     awk '/^BENCH / {
@@ -132,7 +145,7 @@ pgbench_line() {
 run_mix() {
     local mix=$1
     local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
-    local through_pid through_url t50 t99 tmax
+    local through_pid through_url t50 t99 tmax before handler
     bindir=$(pg_bindir) || die "no PostgreSQL binaries"
     mkdir -p "$dir"
     seed_mix "$mix"
@@ -148,11 +161,12 @@ run_mix() {
         echo
         echo "$START_FIGURES. Hits per class: $(awk '{ printf "%s%s", sep, $5; sep = ", " }' "$dir/classes.txt")."
         echo
-        echo "Open loop, each at chatterd's open-loop rate: chatterd; PostGIS through chatterd; PostGIS returning rows"
-        echo "(pgbench, no HTTP or TLS). Ratios: PostGIS's p99 over chatterd's."
+        echo "Open loop, each at chatterd's open-loop rate: chatterd (and its handler's mean time, from /metrics);"
+        echo "PostGIS through chatterd; PostGIS returning rows (pgbench, no HTTP or TLS). Ratios: PostGIS's p99 over"
+        echo "chatterd's."
         echo
-        echo "| class | chatterd closed (req/s) | p50 | p99 | open rate | p50 | p99 | max | PostGIS through chatterd p50 | p99 | max | PostGIS rows closed (tps) | p50 | p99 | open p50 | p99 | max | p99 ratio through chatterd | p99 ratio rows |"
-        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        echo "| class | chatterd closed (req/s) | p50 | p99 | open rate | p50 | p99 | max | handler mean | PostGIS through chatterd p50 | p99 | max | PostGIS rows closed (tps) | p50 | p99 | open p50 | p99 | max | p99 ratio through chatterd | p99 ratio rows |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     } >>"$report"
     for class in "${classes[@]}"; do
         log "$mix, class $class: wrk -c$connections, then open loop; pgbench the same"
@@ -160,10 +174,12 @@ run_mix() {
             -d"${duration}s" -s bench/lua/targets.lua "$URL" || die "wrk failed (see $dir/wrk-$class.txt)"
         read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-$class.txt")"
         rate=$(( closed / 2 < max_open ? closed / 2 : max_open ))
+        before=$(duration_totals "$URL")
         run_tracked "$dir/open-$class.txt" python3 bench/lib/open_loop.py "$URL" --rate "$rate" --duration "$duration" \
             --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/class-$class.txt" \
             || die "open_loop.py failed (see $dir/open-$class.txt)"
         read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-$class.txt")"
+        handler=$(handler_mean "$before" "$(duration_totals "$URL")")
         run_tracked "$dir/through-$class.txt" python3 bench/lib/open_loop.py "$through_url" --rate "$rate" \
             --duration "$duration" --connections "$connections" --cacert "$crt" --post-every 0 \
             --targets "$dir/class-$class.txt" || die "open_loop.py failed (see $dir/through-$class.txt)"
@@ -178,7 +194,8 @@ run_mix() {
         open_db=$(pgbench_line "$dir/pgbench-open-$class.txt" "$dir/pgbench-open-$class")
         read -r dbtps d50 d99 _ <<<"$closed_db"
         read -r _ e50 e99 emax <<<"$open_db"
-        echo "| $class | $closed | $c50 | $c99 | $rate | $o50 | $o99 | $omax | $t50 | $t99 | $tmax | $dbtps | $d50 | $d99 |" \
+        echo "| $class | $closed | $c50 | $c99 | $rate | $o50 | $o99 | $omax | $handler | $t50 | $t99 | $tmax |" \
+            "$dbtps | $d50 | $d99 |" \
             "$e50 | $e99 | $emax | $(awk -v a="$t99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" \
             "$(awk -v a="$e99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" >>"$report"
     done
@@ -188,13 +205,15 @@ run_mix() {
         -s bench/lua/targets.lua "$URL" || die "wrk failed (see $dir/wrk-clusters.txt)"
     read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-clusters.txt")"
     rate=$(( closed / 2 < max_open ? closed / 2 : max_open ))
+    before=$(duration_totals "$URL")
     run_tracked "$dir/open-clusters.txt" python3 bench/lib/open_loop.py "$URL" --rate "$rate" --duration "$duration" \
         --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/clusters.txt" \
         || die "open_loop.py failed (see $dir/open-clusters.txt)"
     read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-clusters.txt")"
+    handler=$(handler_mean "$before" "$(duration_totals "$URL")")
     {
         echo "Clusters (the whole world at zooms 0-3 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
-        echo "p50 $c50, p99 $c99; open loop at $rate/s: p50 $o50, p99 $o99, max $omax."
+        echo "p50 $c50, p99 $c99; open loop at $rate/s: p50 $o50, p99 $o99, max $omax; handler mean $handler."
         echo
     } >>"$report"
     stop_tracked_one "$PID"
