@@ -38,7 +38,7 @@ import TestSupport
             "CHATTERD_TRUSTED_PROXY": "10.0.0.0/8, ::1", "CHATTERD_STALE_IF_ERROR": "16",
             "CHATTERD_IPV6_CLIENT_PREFIX": "56", "CHATTERD_TRUSTED_PROXY_TERMINATES_TLS": "yes",
             "CHATTERD_LEAFLET_DIR": "/l", "CHATTERD_STREAM_HEARTBEAT": "2.5", "CHATTERD_STREAM_MAX_UNSENT_BYTES": "8192",
-            "CHATTERD_ADMIN_TOKEN_FILE": "/tokens", "CHATTERD_RETENTION_DAYS": "30",
+            "CHATTERD_ADMIN_TOKEN_FILE": "/tokens", "CHATTERD_RETENTION_DAYS": "30", "CHATTERD_BBOX_IN_DATABASE": "yes",
         ]
         #expect(Set(environment.keys) == Set(ServeOptions.flagNames.map(ServeOptions.variable(for:))))
         let options = try serve([], environment)
@@ -49,7 +49,7 @@ import TestSupport
         #expect(options.directDatabaseURL == "dbname=x port=5433")
         #expect(options.poolSize == 3 && options.drainSeconds == 2.5 && options.strictFeeds)
         #expect(options.staleIfErrorSeconds == 16 && options.adminTokenFile == "/tokens")
-        #expect(options.retentionDays == 30)
+        #expect(options.retentionDays == 30 && options.bboxInDatabase)
         #expect(options.log.format == .json && options.log.level == .warn)
         #expect(options.server.maxConnections == 7 && options.server.maxRequestsPerConnection == 9)
         #expect(options.server.limits.maxRequestLineBytes == 100 && options.server.limits.maxHeaderBytes == 200)
@@ -70,6 +70,7 @@ import TestSupport
         let options = try serve()
         #expect(options.server.http2.enabled && options.server.trustedProxies.isEmpty)
         #expect(options.server.maxConnectionsPerClient == nil && options.postsPerSecondPerClient == nil)
+        #expect(!options.bboxInDatabase && (try serve(["--bbox-in-database"]).bboxInDatabase))
         #expect(try serve(["--http2=no"]).server.http2.enabled == false)
         #expect(usageError(["--trusted-proxy", "10.0.0.0/8,nonsense"])?.contains("nonsense") == true)
         #expect(usageError(["--max-connections-per-ip", "0"]) != nil)
