@@ -58,7 +58,9 @@ let package = Package(
         // The chatt API: routes, endpoints, feed queries; plans each request's response.
         .target(
             name: "ChattAPI",
-            dependencies: ["ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution"],
+            dependencies: [
+                "ASCII", "ChattModel", "ChattFeed", "ChattStream", "HTTPCore", "JSON", "Locking", "TaskExecution",
+            ],
             // The map page's own files, compiled in as bytes: served from memory, nothing to install beside chatterd.
             resources: ["map.html", "map.css", "map.js"].map { .embedInCode("MapFiles/" + $0) }),
         // The feed streams: commits in commit order, fanned out to every subscriber from one shared log.

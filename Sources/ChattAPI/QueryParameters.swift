@@ -1,3 +1,4 @@
+import ASCII
 import Viewport
 
 /// A request's query string (the part after `?`) read as the endpoints that name parameters read it.
@@ -19,9 +20,30 @@ enum QueryParameters {
         return Int(text)
     }
 
-    /// A `bbox` value: `BoundingBox(parsing:)`, with commas also accepted escaped (browsers' URLSearchParams
-    /// escapes them).
+    /// A `bbox` value: `BoundingBox(parsing:)` of the value percent-decoded, since clients escape its commas and
+    /// plus signs (browsers' URLSearchParams, Python's urlencode); a `%` not followed by two hex digits stays.
     static func box(_ value: Substring) -> BoundingBox? {
-        BoundingBox(parsing: Substring(value.replacing("%2C", with: ",").replacing("%2c", with: ",")))
+        BoundingBox(parsing: Substring(percentDecoded(value)))
+    }
+
+    /// `text` with each `%` and two hex digits replaced by the byte they name (RFC 3986 §2.1); `+` stays `+`.
+    static func percentDecoded(_ text: Substring) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        let bytes = Array(text.utf8)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2])
+            {
+                decoded.append(UInt8(high << 4 | low))
+                index += 3
+            } else {
+                decoded.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: decoded, as: UTF8.self)
     }
 }

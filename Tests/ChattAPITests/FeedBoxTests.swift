@@ -41,6 +41,7 @@ import Testing
         #expect(rows("bbox=-180,-90,180,90") == [0, 1, 2, 3, 5], "every located chatt")
         #expect(rows("bbox=0,0,1,1") == [])
         #expect(rows("bbox=-84%2C42%2c-83.5%2C42.5") == [0, 5], "commas escaped as URLSearchParams does")
+        #expect(rows("bbox=-84%2C%2B42%2C-83.5%2C4.25e%2B1") == [0, 5], "plus signs escaped, as urlencode does")
     }
 
     @Test func combinesWithSinceLimitAndNewest() {
@@ -60,7 +61,8 @@ import Testing
 
     @Test(arguments: [
         "bbox=1,2,3", "bbox=1,2,3,4,5", "bbox=", "bbox", "bbox=a,b,c,d", "bbox=NaN,0,1,1", "bbox=0,10,1,5",
-        "bbox=-181,0,1,1", "bbox=0,0,1,91", "bbox=0,0,1,1&bbox=0,0,1,1", "bbox=0%2C0%2C1%2C1%2C", "bbox=%30,0,1,1",
+        "bbox=-181,0,1,1", "bbox=0,0,1,91", "bbox=0,0,1,1&bbox=0,0,1,1", "bbox=0%2C0%2C1%2C1%2C", "bbox=%3G,0,1,1",
+        "bbox=0%2,0,1,1", "bbox=0,0,1,1%",
         "limit=1&newest=1",
         "newest=-1", "newest=1&newest=2", "newest=x",
     ])

@@ -1,5 +1,5 @@
 """openapi.yaml's schemas applied with a maintained JSON Schema validator: `jsonschema` (Debian's python3-jsonschema
-or PyPI's, which scripts/test installs), dialect 2020-12 as OpenAPI 3.1 specifies, `$ref`s resolved in the spec.
+or PyPI's, which scripts/test installs), dialect 2020-12 as OpenAPI 3.1 and 3.2 specify, `$ref`s resolved in the spec.
 
 JSON Schema only annotates `contentMediaType`/`contentSchema`; here `contentSchema` is enforced for JSON text,
 since geodata is a string holding JSON and what it holds is the contract.

@@ -30,7 +30,7 @@ from h2wire import over_h2
 from openapi_schema import resolve, validate
 from pgsupport import psql, with_database
 from processes import wait_until
-from sse import subscribe
+from sse import EventParser, subscribe
 from wire import Response, build_request
 
 REPO = Path(__file__).resolve().parents[2]
@@ -209,6 +209,10 @@ def check_response(response: Response, spec_response: dict, head: bool, head_med
     if response.header("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
     text = body.decode("utf-8")
+    if "itemSchema" in content[media]:
+        for number, event in enumerate(dispatched_events(text)):
+            validate(event, content[media]["itemSchema"], SPEC, f"event {number}")
+        return
     instance = json.loads(text) if media == "application/json" or media.endswith("+json") else text
     validate(instance, content[media]["schema"], SPEC, "body")
 
@@ -330,12 +334,31 @@ def documented_examples():
         operation = item[method]
         for code, response in operation["responses"].items():
             for media in resolve(response, SPEC).get("content", {}).values():
-                if "example" in media:
+                if "example" in media and "itemSchema" in media:
+                    for number, event in enumerate(dispatched_events(media["example"])):
+                        yield f"{method} {path} {code} example event {number}", event, media["itemSchema"]
+                elif "example" in media:
                     yield f"{method} {path} {code} example", media["example"], media["schema"]
 
 
-def test_spec_is_openapi_3_1_with_the_documented_examples_valid():
-    assert SPEC["openapi"].startswith("3.1.")
+def dispatched_events(text: str) -> list[dict]:
+    """An event stream's events as a client dispatches them (WHATWG HTML, "interpreting an event stream") and as
+    OpenAPI 3.2 gives them to an `itemSchema`: `event` ("message" unless named), `data`, and `id` (the last one
+    seen); comments, and events without data, dispatch nothing."""
+    parser = EventParser()
+    parser.feed(text.encode("utf-8"), 0.0)
+    assert not parser.partial, f"an event stream ends inside an event: {text!r}"
+    events, last_id = [], None
+    for event in parser.events:
+        last_id = event.id if event.id is not None else last_id
+        if event.data is not None:
+            events.append({"event": event.event or "message", "data": event.data}
+                          | ({"id": last_id} if last_id is not None else {}))
+    return events
+
+
+def test_spec_is_openapi_3_2_with_the_documented_examples_valid():
+    assert SPEC["openapi"].startswith("3.2.")
     checked = 0
     for where, value, schema in documented_examples():
         validate(value, schema, SPEC, where)
