@@ -73,8 +73,8 @@ let package = Package(
         .target(
             name: "ChatterdKit",
             dependencies: [
-                "HTTPServer", "HTTPCore", "ChangeLog", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore", "ChattStream",
-                "Locking",
+                "ASCII", "HTTPServer", "HTTPCore", "ChangeLog", "ChattAPI", "ChattFeed", "ChattModel", "ChattStore",
+                "ChattStream", "Locking",
                 "Logging",
                 "Syscalls", "CMalloc",
             ]),

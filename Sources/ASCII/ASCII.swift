@@ -15,6 +15,24 @@ public enum ASCII {
         }
     }
 
+    /// `text` with each `%` and two hex digits replaced by the byte they name (RFC 3986 §2.1, pct-encoded); `+`
+    /// stays `+`. Nil for a `%` not followed by two hex digits, an encoded NUL, or bytes that are not UTF-8.
+    public static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue),
+                high << 4 | low != 0
+            else { return nil }
+            bytes.append(UInt8(high << 4 | low))
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     /// Appends `value` (not negative) in decimal digits, without making a string.
     public static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         var divisor = 1

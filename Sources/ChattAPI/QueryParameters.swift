@@ -15,35 +15,14 @@ enum QueryParameters {
     /// A whole number in 1 to `digits` decimal digits and nothing else (no sign, no blank); nil otherwise.
     static func wholeNumber(_ text: Substring, digits: Int) -> Int? {
         guard (1...digits).contains(text.utf8.count),
-            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            text.utf8.allSatisfy(ASCII.isDigit)
         else { return nil }
         return Int(text)
     }
 
     /// A `bbox` value: `BoundingBox(parsing:)` of the value percent-decoded, since clients escape its commas and
-    /// plus signs (browsers' URLSearchParams, Python's urlencode); a `%` not followed by two hex digits stays.
+    /// plus signs (browsers' URLSearchParams, Python's urlencode); nil when it cannot be decoded.
     static func box(_ value: Substring) -> BoundingBox? {
-        BoundingBox(parsing: Substring(percentDecoded(value)))
-    }
-
-    /// `text` with each `%` and two hex digits replaced by the byte they name (RFC 3986 §2.1); `+` stays `+`.
-    static func percentDecoded(_ text: Substring) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
-        let bytes = Array(text.utf8)
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = ASCII.hexValue(bytes[index + 1]), let low = ASCII.hexValue(bytes[index + 2])
-            {
-                decoded.append(UInt8(high << 4 | low))
-                index += 3
-            } else {
-                decoded.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: decoded, as: UTF8.self)
+        ASCII.percentDecoded(value).flatMap { BoundingBox(parsing: Substring($0)) }
     }
 }

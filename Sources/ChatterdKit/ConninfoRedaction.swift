@@ -1,3 +1,5 @@
+import ASCII
+
 /// A libpq connection string made safe to log: every secret replaced by `***`.
 enum ConninfoRedaction {
     static let mask = "***"
@@ -49,39 +51,12 @@ enum ConninfoRedaction {
                     continue
                 }
                 // libpq percent-decodes the name too, so `pass%77ord` is `password`.
-                guard let name = percentDecoded(parameter[..<equals]) else { return nil }
+                guard let name = ASCII.percentDecoded(parameter[..<equals]) else { return nil }
                 masked.append(isSecret(name) ? "\(parameter[..<equals])=\(mask)" : String(parameter))
             }
             tail = String(tail[...question]) + masked.joined(separator: "&")
         }
         return String(uri[..<schemeEnd]) + authority + tail
-    }
-
-    /// `text` with each `%XX` decoded, as libpq decodes URI parts; nil for a `%` not followed by two hex digits, an
-    /// encoded NUL, or bytes that are not UTF-8 (libpq refuses the first two; none of its keywords has the last).
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue),
-                high << 4 | low != 0
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// `key = value` pairs (values bare or single-quoted, with `\` escapes in either), re-joined with secrets
