@@ -142,6 +142,21 @@ pgbench_line() {
               v[NR] / 1000 }'
 }
 
+# Runs wrk closed loop over the targets in FILE (bench/lua/targets.lua, gzip) against chatterd, output to OUT.
+closed_loop() {
+    local out=$1 file=$2
+    TARGETS=$file GZIP=1 run_tracked "$out" wrk -t2 -c"$connections" -d"${duration}s" -s bench/lua/targets.lua "$URL" \
+        || die "wrk failed (see $out)"
+}
+
+# Offers the targets in FILE to the server at SERVER_URL at RATE a second (bench/lib/open_loop.py), output to OUT.
+open_loop() {
+    local out=$1 server_url=$2 file=$3 rate=$4
+    run_tracked "$out" python3 bench/lib/open_loop.py "$server_url" --rate "$rate" --duration "$duration" \
+        --connections "$connections" --cacert "$crt" --post-every 0 --targets "$file" \
+        || die "open_loop.py failed (see $out)"
+}
+
 run_mix() {
     local mix=$1
     local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
@@ -170,19 +185,14 @@ run_mix() {
     } >>"$report"
     for class in "${classes[@]}"; do
         log "$mix, class $class: wrk -c$connections, then open loop; pgbench the same"
-        TARGETS=$dir/class-$class.txt GZIP=1 run_tracked "$dir/wrk-$class.txt" wrk -t2 -c"$connections" \
-            -d"${duration}s" -s bench/lua/targets.lua "$URL" || die "wrk failed (see $dir/wrk-$class.txt)"
+        closed_loop "$dir/wrk-$class.txt" "$dir/class-$class.txt"
         read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-$class.txt")"
         rate=$(( closed / 2 < max_open ? closed / 2 : max_open ))
         before=$(duration_totals "$URL")
-        run_tracked "$dir/open-$class.txt" python3 bench/lib/open_loop.py "$URL" --rate "$rate" --duration "$duration" \
-            --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/class-$class.txt" \
-            || die "open_loop.py failed (see $dir/open-$class.txt)"
+        open_loop "$dir/open-$class.txt" "$URL" "$dir/class-$class.txt" "$rate"
         read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-$class.txt")"
         handler=$(handler_mean "$before" "$(duration_totals "$URL")")
-        run_tracked "$dir/through-$class.txt" python3 bench/lib/open_loop.py "$through_url" --rate "$rate" \
-            --duration "$duration" --connections "$connections" --cacert "$crt" --post-every 0 \
-            --targets "$dir/class-$class.txt" || die "open_loop.py failed (see $dir/through-$class.txt)"
+        open_loop "$dir/through-$class.txt" "$through_url" "$dir/class-$class.txt" "$rate"
         read -r _ t50 t99 tmax <<<"$(bench_line "$dir/through-$class.txt")"
         run_tracked "$dir/pgbench-$class.txt" "$bindir/pgbench" -n -M prepared -c "$connections" -j 2 \
             -T "$duration" -D class="$class" -D boxes="$boxes" -f bench/sql/postgis-rows.sql \
@@ -201,14 +211,11 @@ run_mix() {
     done
     echo >>"$report"
     log "$mix, clusters: wrk -c$connections, then open loop"
-    TARGETS=$dir/clusters.txt GZIP=1 run_tracked "$dir/wrk-clusters.txt" wrk -t2 -c"$connections" -d"${duration}s" \
-        -s bench/lua/targets.lua "$URL" || die "wrk failed (see $dir/wrk-clusters.txt)"
+    closed_loop "$dir/wrk-clusters.txt" "$dir/clusters.txt"
     read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-clusters.txt")"
     rate=$(( closed / 2 < max_open ? closed / 2 : max_open ))
     before=$(duration_totals "$URL")
-    run_tracked "$dir/open-clusters.txt" python3 bench/lib/open_loop.py "$URL" --rate "$rate" --duration "$duration" \
-        --connections "$connections" --cacert "$crt" --post-every 0 --targets "$dir/clusters.txt" \
-        || die "open_loop.py failed (see $dir/open-clusters.txt)"
+    open_loop "$dir/open-clusters.txt" "$URL" "$dir/clusters.txt" "$rate"
     read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-clusters.txt")"
     handler=$(handler_mean "$before" "$(duration_totals "$URL")")
     {
