@@ -45,8 +45,7 @@ final class HTTP1Driver: ProtocolDriver {
 
     func peerClosed(at now: Instant) -> DriverStep {
         // Never any work: nothing more is read, and a response in flight is still sent when it comes.
-        let actions = machine.peerClosed()
-        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+        machine.peerClosed().withoutWork
     }
 
     func wrote(_ outcome: WriteOutcome, at now: Instant, output: inout OutputBuffer) -> DriverStep {
@@ -104,7 +103,7 @@ final class HTTP1Driver: ProtocolDriver {
         case .send(let response, let framing): send(response, framing, at: now, output: &output)
         case .endStream: endStream(output: &output)
         }
-        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+        return actions.withoutWork
     }
 
     /// Reports the exchange, then writes the response with its request id.
@@ -145,8 +144,7 @@ final class HTTP1Driver: ProtocolDriver {
                 return DriverStep()
             case .ended:
                 endStream(output: &output)
-                let actions = machine.streamEnded(at: now)
-                return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+                return machine.streamEnded(at: now).withoutWork
             case .cut:
                 closed()
                 return DriverStep(ending: .close(.sendStalled))

@@ -7,33 +7,6 @@ import HTTPCore
 /// comes with an instant and returns actions; requests are taken with `nextRequest`, refusals with `nextRejection`,
 /// and the bytes to write with `produce`.
 final class HTTP2ConnectionMachine {
-    /// What an input calls for; at most one of each, so it needs no allocation.
-    struct Actions: Equatable {
-        /// Fire the timer at this instant (earlier than whatever it was armed for).
-        var armTimer: Instant?
-        var ending: ConnectionEnding?
-        /// A GOAWAY with this error code went out (for metrics).
-        var goawaySent: UInt32?
-    }
-
-    enum Phase: Equatable {
-        /// Waiting for the client's connection preface.
-        case awaitingPreface
-        case open
-        /// GOAWAY sent: streams already started finish, then the connection closes.
-        case draining
-        /// GOAWAY sent for good: linger once the output is written.
-        case closing
-        /// After a GOAWAY, everything written: input is dropped until the client closes or the linger deadline.
-        /// Closing with the client's bytes unread would reset the connection, and the client could lose the
-        /// GOAWAY and the responses before it (RFC 9113 §6.8; RFC 9112 §9.6 for the same with HTTP/1.1).
-        case lingering
-        case closed
-    }
-
-    /// The client connection preface begins with these 24 bytes (RFC 9113 §3.4), then a SETTINGS frame.
-    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-
     private(set) var phase = Phase.awaitingPreface
     private let session: HTTP2Session
     private let timeouts: ConnectionTimeouts
@@ -43,11 +16,7 @@ final class HTTP2ConnectionMachine {
     private var prefaceBytesSeen = 0
     /// When the connection last had no open stream (for the idle deadline).
     private var idleSince: Instant?
-    /// When a write last made progress while output was waiting; nil while nothing waits.
-    private var blockedSince: Instant?
-    /// The rate window of the output since the socket filled, as HTTP/1.1 measures a response. Nil once
-    /// everything is written.
-    private var rateWindow: RateWindow?
+    private var output = BlockedOutput()
     private var lingeringSince = Instant.distantFuture
     /// Why we sent our GOAWAY, which is why the connection ends once its streams are done.
     private var endReason: CloseReason?
@@ -76,7 +45,7 @@ final class HTTP2ConnectionMachine {
     }
 
     /// Streams open now.
-    var openStreamCount: Int { session.openCount }
+    var openStreamCount: Int { session.streams.openCount }
 
     /// The first actions: the preface deadline. (Our SETTINGS frame is queued already; `produce` yields it.)
     func start() -> Actions {
@@ -100,43 +69,33 @@ final class HTTP2ConnectionMachine {
 
     /// The next complete request to give the handler, and its stream; answer it with `respond`.
     func nextRequest() -> (request: HTTPRequest, stream: Int32)? {
-        guard let (stream, request) = session.nextComplete() else { return nil }
-        session.update(stream) { $0.phase = .handling(request.method) }
-        return (request, stream)
+        session.streams.nextComplete().map { ($0.request, $0.stream) }
     }
 
     /// The next stream to answer with an error (its request broke a limit or came too slowly): it was never
     /// handed out, so the caller reports it as a request it could not read, then calls `respond(toRejected:)`.
     func nextRejection() -> (response: HTTPResponse, stream: Int32, isHead: Bool)? {
-        session.nextRejected().map { ($0.response, $0.stream, $0.isHead) }
+        session.streams.nextRejected().map { ($0.response, $0.stream, $0.isHead) }
     }
 
     /// The record of `stream`, for the driver's bookkeeping.
-    func update(_ stream: Int32, _ change: (HTTP2Stream) -> Void) {
-        session.update(stream, change)
-    }
-
-    func record(of stream: Int32) -> RequestRecorder.Record? {
-        session.streams[stream]?.record
-    }
+    func stream(_ id: Int32) -> HTTP2Stream? { session.streams[id] }
 
     /// The response to the request handed out on `stream` (not sent if the client reset the stream meanwhile).
     /// A response with a body stream calls `wake` when the stream has something new (see `streamWoke`).
     func respond(
         _ response: HTTPResponse, on stream: Int32, requestID: String, date: String,
         wake: @escaping @Sendable () -> Void = {}
-    ) -> Actions {
+    ) {
         guard case .handling(let method)? = session.streams[stream]?.phase else {
-            session.respond(
+            return session.respond(
                 on: stream, response, requestID: requestID, date: date, includeBody: false, resetAfter: false)
-            return Actions()
         }
         session.respond(
             on: stream, response, requestID: requestID, date: date,
             includeBody: response.sendsBody(inAnswerTo: method), resetAfter: false, wake: wake)
         // Draining already: the stream ends as it begins.
         if phase != .open { session.endLiveBodies() }
-        return Actions()
     }
 
     /// A response's body stream has something new: streams move on (or are reset, when cut).
@@ -148,12 +107,9 @@ final class HTTP2ConnectionMachine {
 
     /// The answer to a rejected stream, with no body for a HEAD. The client may still be sending a body: once the
     /// response is out, the stream is reset with NO_ERROR, asking it to stop (RFC 9113 §8.1).
-    func respond(toRejected response: HTTPResponse, on stream: Int32, isHead: Bool, requestID: String, date: String)
-        -> Actions
-    {
+    func respond(toRejected response: HTTPResponse, on stream: Int32, isHead: Bool, requestID: String, date: String) {
         session.respond(
             on: stream, response, requestID: requestID, date: date, includeBody: !isHead, resetAfter: true)
-        return Actions()
     }
 
     /// Writes frames ready to send into `output`, about `room` bytes of them at most.
@@ -171,10 +127,8 @@ final class HTTP2ConnectionMachine {
     /// Output was written: `written` bytes since the last report, all of it, and `more` says whether `produce`
     /// gave more since.
     func outputDrained(written: Int, more: Bool, at now: Instant) -> Actions {
-        rateWindow?.add(written)
+        output.wrote(written, drained: !more)
         guard !more else { return Actions() }
-        blockedSince = nil
-        rateWindow = nil
         // Everything sent has left: a response still held back waits on the client's window. (Until then the
         // client may not have had the bytes it would open the window for, and a full socket is the connection's
         // deadlines' to measure.)
@@ -190,9 +144,7 @@ final class HTTP2ConnectionMachine {
 
     /// A write could not finish: the socket is full, after `written` bytes went out since the last report.
     func writeBlocked(written: Int, at now: Instant) -> Actions {
-        if written > 0 || blockedSince == nil { blockedSince = now }
-        // What the kernel took before the socket first filled does not count, as with HTTP/1.1.
-        if rateWindow == nil { rateWindow = RateWindow(startingAt: now) } else { rateWindow?.add(written) }
+        output.writeBlocked(written: written, at: now)
         return updatedDeadline(Actions())
     }
 
@@ -207,9 +159,7 @@ final class HTTP2ConnectionMachine {
         timer.fired()
         guard phase != .closed else { return Actions() }
         // A client that takes its responses slower than the floor, or not at all: no frame would reach it.
-        if rateWindow?.check(at: now, timeouts) == .missed
-            || blockedSince.map({ now >= $0 + timeouts.sendIdleSeconds }) == true
-        {
+        if output.isStalled(at: now, timeouts) {
             phase = .closed
             return Actions(ending: .close(.sendStalled))
         }
@@ -240,20 +190,15 @@ final class HTTP2ConnectionMachine {
     /// never while a request is with the handler; measured while its output is blocked; else when idle, or when
     /// every open stream waits on the client (as the stream that moves best of them stands).
     func standing(at now: Instant) -> ConnectionStanding? {
-        guard phase != .closed, !session.streams.values.contains(where: \.isHandling) else { return nil }
-        if let rateWindow { return rateWindow.standing(at: now, timeouts) }
+        guard phase != .closed, !session.streams.records.values.contains(where: \.isHandling) else { return nil }
+        if let blocked = output.standing(at: now, timeouts) { return blocked }
         switch phase {
         case .awaitingPreface: return .idle(since: startedAt, at: now, timeouts: timeouts)
         case .lingering: return .lingering(since: lingeringSince)
         default: break
         }
         if let idleSince { return .idle(since: idleSince, at: now, timeouts: timeouts) }
-        var best: ConnectionStanding?
-        for state in session.streams.values {
-            guard let standing = state.standing(at: now, timeouts) else { return nil }
-            best = max(best ?? standing, standing)
-        }
-        return best
+        return session.streams.standing(at: now, timeouts)
     }
 
     /// The server is shutting down: GOAWAY with the last stream processed; those finish, then the connection
@@ -273,30 +218,13 @@ final class HTTP2ConnectionMachine {
         }
     }
 
-    /// Holds each stream to its deadlines (see `HTTP2Stream+Deadlines`): a request too slow is answered 408, a
-    /// response the client's window holds back too long is reset. When nothing else on the connection moves then
-    /// (every other stream is given up too, or waits on the client's window), the connection follows, as an
-    /// HTTP/1.1 connection does after such a request or response: GOAWAY, and it closes once that is written.
+    /// Holds each stream to its deadlines (see `HTTP2StreamTable.enforceDeadlines`); when nothing else on the
+    /// connection moves then, it follows, as an HTTP/1.1 connection does after a request or response too slow:
+    /// GOAWAY, and it closes once that is written.
     private func checkStreams(at now: Instant) {
-        var givenUp: Set<Int32> = []
-        var reason = CloseReason.requestError
-        for (stream, state) in session.streams {
-            switch state.check(at: now, timeouts) {
-            case .onTime:
-                continue
-            case .requestTimedOut:
-                session.reject(stream, with: .error(.requestTimeout, "request timed out"))
-            case .requestTooSlow:
-                session.reject(stream, with: .error(.requestTimeout, "request too slow"))
-            case .responseStalled:
-                session.abandon(stream, code: NGHTTP2_CANCEL.rawValue)
-                reason = .sendStalled
-            }
-            givenUp.insert(stream)
-        }
-        guard !givenUp.isEmpty,
-            session.streams.allSatisfy({ givenUp.contains($0) || $1.isAbandoned || $1.windowStalledSince != nil })
-        else { return }
+        let (stalled, follow) = session.streams.enforceDeadlines(at: now, timeouts)
+        for stream in stalled { session.reset(stream, code: NGHTTP2_CANCEL.rawValue) }
+        guard let reason = follow else { return }
         if phase == .open { goAway(because: reason) } else { endReason = reason }
         phase = .closing
     }
@@ -331,7 +259,7 @@ final class HTTP2ConnectionMachine {
             case .streamClosed:
                 if openStreamCount == 0 { idleSince = now }
             case .goawaySent(let code):
-                actions.goawaySent = code
+                actions.work = .goawaySent(code)
                 // Ours carries NO_ERROR; nghttp2's own carry an error.
                 if goawayQueued, code == NGHTTP2_NO_ERROR.rawValue { goawayQueued = false }
             }
@@ -342,16 +270,12 @@ final class HTTP2ConnectionMachine {
     /// The earliest deadline now: the preface, a stream's (see `HTTP2Stream+Deadlines`), the idle connection, the
     /// send idle, the end of the output's rate window, or the end of lingering.
     private var deadline: Instant {
-        var next = Instant.distantFuture
-        if let blockedSince { next = min(next, blockedSince + timeouts.sendIdleSeconds) }
-        if let end = rateWindow?.end(timeouts) { next = min(next, end) }
+        var next = output.deadline(timeouts) ?? .distantFuture
         switch phase {
         case .awaitingPreface:
             next = min(next, startedAt + timeouts.headerSeconds)
         case .open, .draining:
-            for state in session.streams.values {
-                if let deadline = state.deadline(timeouts) { next = min(next, deadline) }
-            }
+            if let deadline = session.streams.deadline(timeouts) { next = min(next, deadline) }
             if phase == .open, let idleSince { next = min(next, idleSince + timeouts.keepAliveIdleSeconds) }
         case .lingering:
             next = min(next, lingeringSince + timeouts.lingerSeconds)

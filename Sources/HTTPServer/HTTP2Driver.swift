@@ -47,8 +47,7 @@ final class HTTP2Driver: ProtocolDriver {
     }
 
     func peerClosed(at now: Instant) -> DriverStep {
-        let actions = machine.peerClosed()
-        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+        convert(machine.peerClosed())
     }
 
     func wrote(_ outcome: WriteOutcome, at now: Instant, output: inout OutputBuffer) -> DriverStep {
@@ -73,13 +72,12 @@ final class HTTP2Driver: ProtocolDriver {
     func answered(
         _ response: HTTPResponse, for ticket: RequestTicket, at now: Instant, output: inout OutputBuffer
     ) -> DriverStep {
-        guard let record = machine.record(of: ticket.stream) else { return DriverStep() }
+        guard let record = machine.stream(ticket.stream)?.record else { return DriverStep() }
         recorder.finish(
             record, response, bodyBytes: bodyBytes(of: response, answering: record.request?.method ?? .GET),
             version: .http2, at: now)
-        let actions = machine.respond(
-            response, on: ticket.stream, requestID: record.id, date: dates.text, wake: wake)
-        return step(actions, at: now, output: &output)
+        machine.respond(response, on: ticket.stream, requestID: record.id, date: dates.text, wake: wake)
+        return step(at: now, output: &output)
     }
 
     func streamWoke(at now: Instant, output: inout OutputBuffer) -> DriverStep {
@@ -93,7 +91,7 @@ final class HTTP2Driver: ProtocolDriver {
     func nextRequest(at now: Instant) -> (HTTPRequest, RequestTicket)? {
         guard let (request, stream) = machine.nextRequest() else { return nil }
         let (marked, record) = recorder.begin(request, at: now)
-        machine.update(stream) { $0.record = record }
+        machine.stream(stream)?.record = record
         return (marked, RequestTicket(stream: stream))
     }
 
@@ -101,7 +99,7 @@ final class HTTP2Driver: ProtocolDriver {
 
     /// `actions` carried out, then refused streams answered and frames produced.
     private func step(
-        _ actions: HTTP2ConnectionMachine.Actions, at now: Instant, output: inout OutputBuffer
+        _ actions: HTTP2ConnectionMachine.Actions = .init(), at now: Instant, output: inout OutputBuffer
     ) -> DriverStep {
         var step = convert(actions)
         guard step.ending == nil else { return step }
@@ -115,7 +113,7 @@ final class HTTP2Driver: ProtocolDriver {
         while let (response, stream, isHead) = machine.nextRejection() {
             let record = recorder.beginUnreadable(at: now)
             recorder.finish(record, response, bodyBytes: isHead ? 0 : response.body.count, version: .http2, at: now)
-            _ = machine.respond(
+            machine.respond(
                 toRejected: response, on: stream, isHead: isHead, requestID: record.id, date: dates.text)
         }
     }
@@ -132,8 +130,8 @@ final class HTTP2Driver: ProtocolDriver {
     }
 
     private func convert(_ actions: HTTP2ConnectionMachine.Actions) -> DriverStep {
-        if let code = actions.goawaySent { statistics.http2GoawaySent(code: code) }
-        return DriverStep(armTimer: actions.armTimer, ending: actions.ending)
+        if case .goawaySent(let code)? = actions.work { statistics.http2GoawaySent(code: code) }
+        return actions.withoutWork
     }
 
     /// Body bytes a response to `method` puts on the wire.

@@ -3,8 +3,8 @@ import HTTPCore
 
 /// One server-side HTTP/2 session in libnghttp2, which owns framing, HPACK, flow control and stream states
 /// (RFC 9113) and does no I/O: bytes go in through `receive`, bytes to send come out of `send`. What happened on
-/// each stream is kept in its `HTTP2Stream` record; requests to answer (and requests refused with an error)
-/// queue in arrival order for `nextComplete` (and `nextRejected`). Request semantics are ours (`HTTP2RequestHead`).
+/// each stream is kept in its `HTTP2Stream` record, in `streams`, where requests to answer (and requests refused
+/// with an error) queue in arrival order. Request semantics are ours (`HTTP2RequestHead`).
 ///
 /// Frames are written straight into the connection's output. Response bodies are never copied: DATA frames are
 /// produced with `NGHTTP2_DATA_FLAG_NO_COPY`, and each payload goes out as slices of the response body's segments.
@@ -28,20 +28,8 @@ final class HTTP2Session {
 
     private var session: OpaquePointer?
     private let limits: HTTPLimits
-    /// Request body bytes held for streams still arriving, and the most the connection may hold: past it, the
-    /// stream whose DATA would pass it is refused (REFUSED_STREAM), so its client may send it again.
-    private var bufferedBodyBytes = 0
-    private let maxBufferedBodyBytes: Int
-    /// Streams with response body bytes still to send.
-    private var sendingCount = 0
-    /// Every stream open now, and those closed while their request was with the handler (until it answers).
-    private(set) var streams: [Int32: HTTP2Stream] = [:]
-    /// Streams open now.
-    private(set) var openCount = 0
-    /// Streams whose request is complete, in arrival order.
-    private var complete = StreamQueue()
-    /// Streams refused with an error, in order.
-    private var rejected = StreamQueue()
+    /// Every stream's record, and the queues of requests to answer and to refuse.
+    let streams: HTTP2StreamTable
     private(set) var events: [Event] = []
     /// The instant of the bytes `receive` is reading, for the records its callbacks update.
     private var receivedAt = Instant(nanoseconds: 0)
@@ -53,8 +41,10 @@ final class HTTP2Session {
     /// A server session that will send `settings` first.
     init(limits: HTTPLimits, configuration: HTTP2Configuration) {
         self.limits = limits
+        // Past the budget, the stream whose DATA would pass it is refused (REFUSED_STREAM), so its client may send
+        // it again.
         let (budget, overflow) = limits.maxBodyBytes.multipliedReportingOverflow(by: configuration.maxBufferedBodies)
-        maxBufferedBodyBytes = overflow ? .max : budget
+        streams = HTTP2StreamTable(maxBodyBytes: limits.maxBodyBytes, maxBufferedBodyBytes: overflow ? .max : budget)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -85,7 +75,7 @@ final class HTTP2Session {
     }
 
     deinit {
-        for state in streams.values { state.live?.close() }
+        for stream in streams.records.values { stream.changeResponse(.drop) }
         nghttp2_session_del(session)
     }
 
@@ -124,56 +114,24 @@ final class HTTP2Session {
         events.removeAll(keepingCapacity: true)
     }
 
-    /// The oldest stream whose request is complete, taken off its queue, with the request.
-    func nextComplete() -> (stream: Int32, request: HTTPRequest)? {
-        while let stream = complete.next() {
-            // A stream reset before its turn has no record any more.
-            if case .complete(let request)? = streams[stream]?.phase { return (stream, request) }
-        }
-        return nil
-    }
-
-    /// The oldest stream refused with an error, taken off its queue, with the response and whether the request
-    /// was a HEAD (whose answer goes without a body).
-    func nextRejected() -> (stream: Int32, response: HTTPResponse, isHead: Bool)? {
-        while let stream = rejected.next() {
-            if let state = streams[stream], case .rejected(let response) = state.phase {
-                return (stream, response, state.head.isHead)
-            }
-        }
-        return nil
-    }
-
-    /// Updates `stream`'s record, if it has one.
-    func update(_ stream: Int32, _ change: (HTTP2Stream) -> Void) {
-        streams[stream].map(change)
-    }
-
     /// Refuses `stream`'s request with `response` (queued for the driver to report and send).
     func reject(_ stream: Int32, with response: HTTPResponse) {
-        guard let state = streams[stream] else { return }
-        state.phase = .rejected(response)
-        releaseBody(of: state)
-        rejected.append(stream)
+        streams.reject(stream, with: response)
     }
 
     /// Resets `stream` with `code` and gives it up: nothing more of it is read, handed out or sent.
     func abandon(_ stream: Int32, code: UInt32) {
-        guard let state = streams[stream], !state.isAbandoned else { return }
-        releaseBody(of: state)
-        releaseResponse(of: state)
-        state.phase = .abandoned
-        reset(stream, code: code)
+        if streams.abandon(stream) { reset(stream, code: code) }
     }
 
     /// Notes, for each response with body still to send, whether the client's flow-control window (the stream's
     /// and the connection's) lets it move now. Call when everything sent has left the connection's output.
     func observeWindows(at now: Instant) {
-        guard sendingCount > 0 else { return }
+        guard streams.sendingCount > 0 else { return }
         let connectionWindow = nghttp2_session_get_remote_window_size(session)
-        for (stream, state) in streams where state.hasBodyToSend {
-            let window = min(connectionWindow, nghttp2_session_get_stream_remote_window_size(session, stream))
-            state.windowObserved(open: window > 0, at: now)
+        for (id, stream) in streams.records where stream.hasBodyToSend {
+            let window = min(connectionWindow, nghttp2_session_get_stream_remote_window_size(session, id))
+            stream.pace.windowObserved(open: window > 0, at: now)
         }
     }
 
@@ -190,45 +148,33 @@ final class HTTP2Session {
     /// `x-request-id`, then the body unless `includeBody` is false. With `resetAfter`, the stream is reset with
     /// NO_ERROR once it is sent. A stream closed meanwhile (reset by the client) has nothing sent; its record goes.
     func respond(
-        on stream: Int32, _ response: HTTPResponse, requestID: String, date: String, includeBody: Bool,
+        on id: Int32, _ response: HTTPResponse, requestID: String, date: String, includeBody: Bool,
         resetAfter: Bool, wake: @escaping @Sendable () -> Void = {}
     ) {
-        guard let state = streams[stream], state.phase.isOpen else {
-            streams[stream] = nil
-            return
-        }
-        if includeBody, let live = response.stream {
-            state.live = live
-            live.open(wake: wake)
-        }
-        let sendsData = includeBody && (!response.body.isEmpty || state.live != nil)
-        state.phase = .responding
-        state.responseBody = sendsData ? response.body : HTTPBody()
-        if state.hasBodyToSend { sendingCount += 1 }
-        state.resetWhenSent = resetAfter
+        guard let stream = streams[id], stream.isOpen else { return streams.forget(id) }
+        let live = includeBody ? response.stream : nil
+        live?.open(wake: wake)
+        let body = HTTP2ResponseBody(includeBody ? response.body : HTTPBody(), live: live)
+        streams.respond(stream, body, resetWhenSent: resetAfter)
         fields.assemble(response, requestID: requestID, date: date)
+        let sendsData = body.unsent > 0 || body.isLive
         let result = fields.withArray { nva in
-            guard sendsData else { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
+            guard sendsData else { return nghttp2_submit_response(session, id, nva.baseAddress, nva.count, nil) }
             var provider = nghttp2_data_provider(
                 source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
-            return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
+            return nghttp2_submit_response(session, id, nva.baseAddress, nva.count, &provider)
         }
         // Fails only for a stream nghttp2 has closed already: nothing to send.
-        if result != 0 {
-            state.resetWhenSent = false
-            releaseResponse(of: state)
-        }
+        if result != 0 { streams.respond(stream, HTTP2ResponseBody(HTTPBody()), resetWhenSent: false) }
     }
 
     /// Lets live bodies move after their streams' wake: cut ones are reset (CANCEL), the rest sent as far as
     /// they have something.
     func liveBodiesWoke() {
-        for (stream, state) in streams where state.live != nil {
-            // A stream held back (by the client's window or the output bound) is not pulled: ask whether it is cut.
-            // Even one with bytes still to send: a window shut on part of an event leaves them there, and nghttp2
-            // then asks for no data, so this is the only place its cut is seen (else only the send deadline ends it).
-            if state.live?.next(limit: 0) == .cut { state.liveCut = true }
-            nghttp2_session_resume_data(session, stream)
+        for (id, stream) in streams.records where stream.response.isLive {
+            // Held back or not, a body is asked whether it is cut (see `HTTP2ResponseBody.Event.woke`).
+            streams.changeResponse(of: stream, .woke)
+            nghttp2_session_resume_data(session, id)
         }
         resetCutStreams()
     }
@@ -238,8 +184,8 @@ final class HTTP2Session {
     @discardableResult
     private func resetCutStreams() -> Bool {
         var any = false
-        for (stream, state) in streams where state.liveCut && !state.isAbandoned {
-            abandon(stream, code: NGHTTP2_CANCEL.rawValue)
+        for (id, stream) in streams.records where stream.response.isCut && !stream.isAbandoned {
+            abandon(id, code: NGHTTP2_CANCEL.rawValue)
             any = true
         }
         return any
@@ -247,11 +193,9 @@ final class HTTP2Session {
 
     /// Ends every live body after what it has given (the server is draining): each stream ends cleanly.
     func endLiveBodies() {
-        for (stream, state) in streams where state.live != nil {
-            state.live?.close()
-            state.live = nil
-            state.liveEnded = true
-            nghttp2_session_resume_data(session, stream)
+        for (id, stream) in streams.records where stream.response.isLive {
+            streams.changeResponse(of: stream, .finish)
+            nghttp2_session_resume_data(session, id)
         }
     }
 
@@ -268,8 +212,7 @@ final class HTTP2Session {
     // MARK: - What the callbacks do (see HTTP2Callbacks)
 
     func headersBegan(_ stream: Int32) {
-        streams[stream] = HTTP2Stream(head: HTTP2RequestHead(limits: limits), at: receivedAt)
-        openCount += 1
+        streams.open(stream, head: HTTP2RequestHead(limits: limits), at: receivedAt)
         events.append(.streamOpened(stream))
     }
 
@@ -279,155 +222,64 @@ final class HTTP2Session {
 
     /// A HEADERS or DATA frame ended: the header block may be complete, and with END_STREAM the request.
     func frameReceived(_ header: nghttp2_frame_hd) {
-        let stream = header.stream_id
-        guard let state = streams[stream], case .arriving = state.phase else { return }
+        let id = header.stream_id
+        guard let stream = streams[id], case .arriving = stream.phase else { return }
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        if header.type == UInt8(NGHTTP2_HEADERS.rawValue), state.request == nil {
+        if header.type == UInt8(NGHTTP2_HEADERS.rawValue), stream.request == nil {
             do {
-                state.request = try state.head.request(body: [])
+                stream.request = try stream.head.request(body: [])
             } catch {
-                return reject(stream, with: error.response)
+                return reject(id, with: error.response)
             }
             // A body is measured from the end of its head, as HTTP/1.1 measures one.
-            if !endsStream { state.bodyRate = RateWindow(startingAt: receivedAt) }
+            if !endsStream { stream.bodyRate = RateWindow(startingAt: receivedAt) }
         }
-        guard endsStream, var request = state.request else { return }
-        request.body = state.body
-        releaseBody(of: state)
-        state.request = nil
-        state.phase = .complete(request)
-        complete.append(stream)
+        guard endsStream, let request = stream.request else { return }
+        streams.requestEnded(id, request)
     }
 
     func bodyReceived(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard let state = streams[stream], case .arriving = state.phase else { return }
-        guard state.body.count + bytes.count <= limits.maxBodyBytes else {
-            return reject(stream, with: HTTPParseError.bodyTooLarge.response)
+        guard case .arriving? = streams[stream]?.phase else { return }
+        switch streams.bodyArrived(stream, bytes, at: receivedAt) {
+        case .taken: break
+        case .tooLarge: reject(stream, with: HTTPParseError.bodyTooLarge.response)
+        case .overBudget: abandon(stream, code: NGHTTP2_REFUSED_STREAM.rawValue)
         }
-        guard bufferedBodyBytes + bytes.count <= maxBufferedBodyBytes else {
-            return abandon(stream, code: NGHTTP2_REFUSED_STREAM.rawValue)
-        }
-        state.body.append(contentsOf: bytes)
-        bufferedBodyBytes += bytes.count
-        state.bodyArrived(bytes.count, at: receivedAt)
     }
 
     func streamClosed(_ stream: Int32) {
-        guard let state = streams[stream] else { return }
-        openCount -= 1
-        releaseBody(of: state)
-        releaseResponse(of: state)
-        // A request with the handler keeps its record for the answer, which is then reported but not sent.
-        if state.isHandling { state.phase = .closedWhileHandling } else { streams[stream] = nil }
-        events.append(.streamClosed(stream))
+        if streams.close(stream) { events.append(.streamClosed(stream)) }
     }
 
     func frameSent(_ frame: nghttp2_frame) {
-        let stream = frame.hd.stream_id
+        let id = frame.hd.stream_id
         switch frame.hd.type {
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             events.append(.goawaySent(frame.goaway.error_code))
         case UInt8(NGHTTP2_HEADERS.rawValue):
-            if let state = streams[stream], state.resetWhenSent, state.responseBody.isEmpty {
-                reset(stream, code: NGHTTP2_NO_ERROR.rawValue)
+            if let stream = streams[id], stream.resetsWhenSent, !stream.hasBodyToSend, !stream.response.isLive {
+                reset(id, code: NGHTTP2_NO_ERROR.rawValue)
             }
         default:
             break
         }
     }
 
-    /// What the next DATA frame of `stream` is.
-    enum NextFrame {
-        /// This many body bytes (at most the length asked), the last of the body or not.
-        case data(count: Int, isLast: Bool)
-        /// No more body: an empty frame ends the stream.
-        case end
-        /// A live body has nothing now: deferred until `liveBodiesWoke`.
-        case wait
-        case none
-    }
-
     /// The next DATA frame of `stream`, at most `length` bytes; a live body is pulled when what it gave is sent.
-    func nextFrame(of stream: Int32, length: Int) -> NextFrame {
-        guard let state = streams[stream] else { return .none }
-        if !state.hasBodyToSend, let live = state.live {
-            switch live.next(limit: length) {
-            case .bytes(let body):
-                state.responseBody = body
-                state.sent = 0
-                if state.hasBodyToSend { sendingCount += 1 }
-            case .idle:
-                return .wait
-            case .ended:
-                state.live = nil
-                state.liveEnded = true
-            case .cut:
-                state.liveCut = true
-                return .wait
-            }
-        }
-        guard state.hasBodyToSend else { return state.liveEnded ? .end : .none }
-        let count = min(length, state.responseBody.count - state.sent)
-        let isLast = state.sent + count == state.responseBody.count && state.live == nil
-        return .data(count: count, isLast: isLast)
+    func nextFrame(of id: Int32, length: Int) -> HTTP2ResponseBody.Frame {
+        guard let stream = streams[id] else { return .none }
+        streams.changeResponse(of: stream, .frameWanted(limit: length))
+        return stream.response.frame(limit: length)
     }
 
     /// Writes one DATA frame of `stream`'s body without copying the payload: the frame header, then slices of the
     /// body's segments (a frame may span two).
-    func sendData(on stream: Int32, header: UnsafePointer<UInt8>, length: Int) -> Bool {
-        guard let sink, let state = streams[stream] else { return false }
+    func sendData(on id: Int32, header: UnsafePointer<UInt8>, length: Int) -> Bool {
+        guard let sink, let stream = streams[id] else { return false }
         sink.pointee.append(UnsafeBufferPointer(start: header, count: 9))
-        state.responseBody.forEachSlice(in: state.sent..<(state.sent + length)) { sink.pointee.append(shared: $0) }
-        state.dataSent(length)
-        if !state.hasBodyToSend {
-            sendingCount -= 1
-            if state.resetWhenSent { reset(stream, code: NGHTTP2_NO_ERROR.rawValue) }
-        }
+        stream.response.forEachSlice(count: length) { sink.pointee.append(shared: $0) }
+        streams.changeResponse(of: stream, .sent(length))
+        if stream.resetsWhenSent, !stream.hasBodyToSend { reset(id, code: NGHTTP2_NO_ERROR.rawValue) }
         return true
-    }
-
-    /// Drops the request body `state` holds from the connection's budget.
-    private func releaseBody(of state: HTTP2Stream) {
-        bufferedBodyBytes -= state.body.count
-        state.body = []
-    }
-
-    /// Drops the response body `state` has still to send.
-    private func releaseResponse(of state: HTTP2Stream) {
-        if state.hasBodyToSend { sendingCount -= 1 }
-        state.dropResponse()
-        state.live?.close()
-        state.live = nil
-    }
-}
-
-extension HTTP2Stream.Phase {
-    /// Whether the stream is still open in nghttp2.
-    fileprivate var isOpen: Bool {
-        switch self {
-        case .closedWhileHandling, .abandoned: false
-        default: true
-        }
-    }
-}
-
-/// Stream ids in first-in, first-out order; taking them leaves the storage for the next ones.
-private struct StreamQueue {
-    private var ids: [Int32] = []
-    private var head = 0
-
-    mutating func append(_ id: Int32) {
-        ids.append(id)
-    }
-
-    mutating func next() -> Int32? {
-        guard head < ids.count else { return nil }
-        let id = ids[head]
-        head += 1
-        if head == ids.count {
-            ids.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return id
     }
 }

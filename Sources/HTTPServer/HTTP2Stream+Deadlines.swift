@@ -8,6 +8,47 @@
 /// WINDOW_UPDATE after using half of it) is measured on its average, one that opens it a few bytes at a time falls
 /// below the floor, and one that never opens it is held to the send idle timeout alone.
 extension HTTP2Stream {
+    /// How a response body moves against the client's flow-control window, from when it could first go out
+    /// until it is all sent.
+    struct SendPace {
+        /// Body bytes sent.
+        private(set) var sent = 0
+        /// When the body first had a chance to go out: its rate is measured from then.
+        private(set) var since: Instant?
+        /// Since when it has waited on the client's window (its own or the connection's) without a byte going
+        /// out; nil while it may send.
+        private(set) var stalledSince: Instant?
+        /// While it waits on the window, when the current rate check period began, and how much had been sent by
+        /// then: its rate is checked at the end of each period in which it moved.
+        fileprivate var periodFrom: Instant?
+        fileprivate var sentAtPeriodFrom = 0
+
+        /// `count` bytes went out in a DATA frame.
+        mutating func dataSent(_ count: Int) {
+            sent += count
+            stalledSince = nil
+        }
+
+        /// Whether the client's window lets the body move, as found at `now`.
+        mutating func windowObserved(open: Bool, at now: Instant) {
+            if since == nil { since = now }
+            guard !open else {
+                stalledSince = nil
+                return
+            }
+            if stalledSince == nil { stalledSince = now }
+            if periodFrom == nil { beginPeriod(at: now) }
+        }
+
+        fileprivate mutating func beginPeriod(at now: Instant) {
+            periodFrom = now
+            sentAtPeriodFrom = sent
+        }
+    }
+
+    /// Whether the response waits on the client's flow-control window.
+    var isWaitingOnWindow: Bool { pace.stalledSince != nil }
+
     /// What the stream's deadlines found when the timer fired.
     enum Verdict: Equatable {
         case onTime
@@ -28,15 +69,15 @@ extension HTTP2Stream {
             if bodyRate?.check(at: now, timeouts) == .missed { return .requestTooSlow }
         case .responding:
             let rateDue = rateCheck(timeouts).map { now >= $0 } ?? false
-            guard let stalledSince = windowStalledSince else {
+            guard let stalledSince = pace.stalledSince else {
                 // It can send: it waits for the socket (the connection's deadlines measure that) or its turn.
-                if rateDue { windowRateFrom = nil }
+                if rateDue { pace.periodFrom = nil }
                 return .onTime
             }
             if now >= stalledSince + timeouts.sendIdleSeconds { return .responseStalled }
             if rateDue {
-                if sent > sentAtWindowRateFrom, movesBelowFloor(at: now, timeouts) { return .responseStalled }
-                beginRatePeriod(at: now)
+                if pace.sent > pace.sentAtPeriodFrom, movesBelowFloor(at: now, timeouts) { return .responseStalled }
+                pace.beginPeriod(at: now)
             }
         default:
             break
@@ -50,7 +91,7 @@ extension HTTP2Stream {
         case .arriving(let since):
             return earliest(since + timeouts.bodyIdleSeconds, bodyRate?.end(timeouts))
         case .responding:
-            return earliest(windowStalledSince.map { $0 + timeouts.sendIdleSeconds }, rateCheck(timeouts))
+            return earliest(pace.stalledSince.map { $0 + timeouts.sendIdleSeconds }, rateCheck(timeouts))
         default:
             return nil
         }
@@ -65,9 +106,9 @@ extension HTTP2Stream {
             if let bodyRate { return bodyRate.standing(at: now, timeouts) }
             return .idle(since: since, at: now, timeouts: timeouts)  // its header block is still arriving
         case .responding:
-            guard let stalledSince = windowStalledSince, let sendingSince else { return nil }
+            guard let stalledSince = pace.stalledSince, let sendingSince = pace.since else { return nil }
             return .idle(since: stalledSince, at: now, timeouts: timeouts)
-                ?? .measured(bytes: sent, since: sendingSince, at: now, timeouts: timeouts)
+                ?? .measured(bytes: pace.sent, since: sendingSince, at: now, timeouts: timeouts)
         default:
             return nil
         }
@@ -75,15 +116,15 @@ extension HTTP2Stream {
 
     /// When the response's rate is next checked: a rate window after the period began, while there is a floor.
     private func rateCheck(_ timeouts: ConnectionTimeouts) -> Instant? {
-        guard let windowRateFrom, timeouts.minimumBytesPerWindow != nil else { return nil }
-        return windowRateFrom + timeouts.rateWindowSeconds
+        guard let periodFrom = pace.periodFrom, timeouts.minimumBytesPerWindow != nil else { return nil }
+        return periodFrom + timeouts.rateWindowSeconds
     }
 
     /// Whether the response has moved slower than the floor since it could first go out.
     private func movesBelowFloor(at now: Instant, _ timeouts: ConnectionTimeouts) -> Bool {
-        guard let sendingSince else { return false }
+        guard let sendingSince = pace.since else { return false }
         let seconds = now.seconds(since: sendingSince)
-        return seconds > 0 && Double(sent) / seconds < timeouts.minimumBytesPerSecond
+        return seconds > 0 && Double(pace.sent) / seconds < timeouts.minimumBytesPerSecond
     }
 }
 

@@ -1,22 +1,24 @@
 import HTTPCore
 
 /// Everything about one HTTP/2 stream, from its first HEADERS until nghttp2 closes it: the request as it
-/// arrives, its place with the handler, and its response as it leaves. One record per stream, kept by
-/// `HTTP2Session` (which nghttp2's callbacks reach) and updated in place by the machine and the driver above it:
-/// a class, so no callback copies the record in and out of the session's table.
+/// arrives, its place with the handler, and its response as it leaves. One record per stream, kept in the
+/// session's `HTTP2StreamTable`: a class, so no callback copies the record in and out of the table. Its phase
+/// moves only through the methods below.
 final class HTTP2Stream {
     enum Phase {
         /// The header block or body is arriving; `since` is its last progress, for the body idle deadline.
         case arriving(since: Instant)
-        /// Complete, and waiting in the session's queue to be handed out.
+        /// Complete, and waiting in the table's queue to be handed out.
         case complete(HTTPRequest)
         /// Answered with an error before it was handed out (a broken limit, or too slow); further body bytes
-        /// are dropped. The response waits in the session's queue until the driver takes it.
+        /// are dropped. The response waits in the table's queue until the driver takes it.
         case rejected(HTTPResponse)
         /// With the handler; its response carries a body unless this is HEAD (or the status allows none).
         case handling(HTTPMethod)
-        /// Its response has been submitted.
-        case responding
+        /// Its response has been submitted. With `resetWhenSent`, the stream is reset with NO_ERROR once the
+        /// response is out: the client may still be sending a body we refused, and RFC 9113 §8.1 lets a server
+        /// that has answered ask it to stop this way.
+        case responding(resetWhenSent: Bool)
         /// The client reset it while its request was with the handler: the answer is reported, not sent.
         case closedWhileHandling
         /// We reset it (refused before any processing, or its response given up on): nothing more is read or
@@ -24,38 +26,21 @@ final class HTTP2Stream {
         case abandoned
     }
 
-    var phase: Phase
+    private(set) var phase: Phase
     /// The request's fields as they are decoded.
     var head: HTTP2RequestHead
     /// The request once its header block ended acceptably (the body is still arriving).
     var request: HTTPRequest?
-    var body: [UInt8] = []
+    /// The request body so far.
+    private(set) var body: [UInt8] = []
     /// The request body's rate window, from the end of the header block, as HTTP/1.1 measures a body.
     var bodyRate: RateWindow?
     /// The bookkeeping of the request being answered (see `RequestRecorder`).
     var record: RequestRecorder.Record?
-    /// The response body still to send, from `sent` on.
-    var responseBody = HTTPBody()
-    var sent = 0
-    /// When the response body first had a chance to go out: its rate is measured from then.
-    var sendingSince: Instant?
-    /// Since when the response has waited on the client's flow-control window (its own or the connection's)
-    /// without a byte going out; nil while it may send, or has nothing left to send.
-    var windowStalledSince: Instant?
-    /// While the response waits on the client's window, when the current rate check period began, and how much
-    /// had been sent by then: its rate is checked at the end of each period in which it moved.
-    var windowRateFrom: Instant?
-    var sentAtWindowRateFrom = 0
-    /// Where the response body comes from while the response lasts (server-sent events), until it ends; the
-    /// bytes pulled from it wait in `responseBody`.
-    var live: (any ResponseBodyStream)?
-    /// The live body is over: the next DATA frame ends the stream.
-    var liveEnded = false
-    /// The live body fell too far behind: the stream is to be reset.
-    var liveCut = false
-    /// Reset the stream with NO_ERROR once its response is out: the client may still be sending a body we
-    /// refused, and RFC 9113 §8.1 lets a server that has answered ask it to stop this way.
-    var resetWhenSent = false
+    /// The response body as it leaves.
+    private(set) var response = HTTP2ResponseBody(HTTPBody())
+    /// How the response body moves against the client's flow-control window (see `HTTP2Stream+Deadlines`).
+    var pace = SendPace()
 
     init(head: HTTP2RequestHead, at now: Instant) {
         self.head = head
@@ -74,45 +59,78 @@ final class HTTP2Stream {
         return false
     }
 
+    /// Whether it is still open in nghttp2.
+    var isOpen: Bool {
+        switch phase {
+        case .closedWhileHandling, .abandoned: false
+        default: true
+        }
+    }
+
+    /// Whether the response is to be reset with NO_ERROR once it is out (see `Phase.responding`).
+    var resetsWhenSent: Bool {
+        if case .responding(true) = phase { return true }
+        return false
+    }
+
     /// Whether response body bytes are still to be sent.
-    var hasBodyToSend: Bool { sent < responseBody.count }
+    var hasBodyToSend: Bool { response.unsent > 0 }
 
     /// Request body bytes arrived at `now`.
-    func bodyArrived(_ count: Int, at now: Instant) {
-        bodyRate?.add(count)
+    func bodyArrived(_ bytes: UnsafeRawBufferPointer, at now: Instant) {
+        body.append(contentsOf: bytes)
+        bodyRate?.add(bytes.count)
         phase = .arriving(since: now)
     }
 
-    /// `count` bytes of the response body went out in a DATA frame.
-    func dataSent(_ count: Int) {
-        sent += count
-        windowStalledSince = nil
-        if !hasBodyToSend { dropResponse() }
+    /// Lets go of the request body; how many bytes it held.
+    func releaseBody() -> Int {
+        defer { body = [] }
+        return body.count
     }
 
-    /// Whether the client's flow-control window lets the response move, as found at `now`.
-    func windowObserved(open: Bool, at now: Instant) {
-        if sendingSince == nil { sendingSince = now }
-        guard !open else {
-            windowStalledSince = nil
-            return
-        }
-        if windowStalledSince == nil { windowStalledSince = now }
-        if windowRateFrom == nil { beginRatePeriod(at: now) }
+    /// The request arrived whole: it waits to be handed out.
+    func completed(_ request: HTTPRequest) {
+        self.request = nil
+        phase = .complete(request)
     }
 
-    /// Begins a rate check period at `now`.
-    func beginRatePeriod(at now: Instant) {
-        windowRateFrom = now
-        sentAtWindowRateFrom = sent
+    /// The complete request, now with the handler; nil unless it is complete.
+    func handOut() -> HTTPRequest? {
+        guard case .complete(let request) = phase else { return nil }
+        phase = .handling(request.method)
+        return request
     }
 
-    /// Forgets the response body still to send, and how it moved.
-    func dropResponse() {
-        responseBody = HTTPBody()
-        sent = 0
-        sendingSince = nil
-        windowStalledSince = nil
-        windowRateFrom = nil
+    /// Refused with `response`, to be sent when the driver takes it.
+    func reject(with response: HTTPResponse) {
+        phase = .rejected(response)
+    }
+
+    /// Given up: nothing more is read or sent (its table has let go of its bodies).
+    func abandon() {
+        phase = .abandoned
+    }
+
+    /// Its response is submitted, with `body` to send.
+    func respond(_ body: HTTP2ResponseBody, resetWhenSent: Bool) {
+        response = body
+        phase = .responding(resetWhenSent: resetWhenSent)
+    }
+
+    /// nghttp2 closed it (its table has let go of its bodies). A request with the handler keeps its record for
+    /// the answer, which is then reported but not sent: whether the record stays.
+    func closed() -> Bool {
+        guard isHandling else { return false }
+        phase = .closedWhileHandling
+        return true
+    }
+
+    /// What `event` does to the response body, and to how its sending is measured (each body begins its
+    /// measurement anew). Its table calls this, and counts the streams with bytes to send.
+    func changeResponse(_ event: HTTP2ResponseBody.Event) {
+        response.handle(event)
+        if case .sent(let count) = event { pace.dataSent(count) }
+        if !hasBodyToSend { pace = SendPace() }
     }
 }

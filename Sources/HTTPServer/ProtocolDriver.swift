@@ -9,13 +9,25 @@ enum ConnectionEnding: Equatable {
     case close(CloseReason)
 }
 
-/// What a connection does once its driver has taken in an event. Whatever is to be written is already in the
-/// output buffer the driver was handed, and requests to answer are taken with `nextRequest()`; so this is all.
-struct DriverStep: Equatable {
+/// What an input calls for, from a connection's machine to its driver or from the driver to the connection: work
+/// of the machine's own kind, an earlier deadline, an ending. At most one of each, so it needs no allocation.
+struct ConnectionStep<Work: Equatable>: Equatable {
+    var work: Work?
     /// Fire the timer at this instant (earlier than whatever it was armed for).
     var armTimer: Instant?
     var ending: ConnectionEnding?
 
+    /// This step as its connection takes it, once the driver has done the work.
+    var withoutWork: DriverStep { DriverStep(armTimer: armTimer, ending: ending) }
+}
+
+extension ConnectionStep: Sendable where Work: Sendable {}
+
+/// What a connection does once its driver has taken in an event. Whatever is to be written is already in the
+/// output buffer the driver was handed, and requests to answer are taken with `nextRequest()`; so this is all.
+typealias DriverStep = ConnectionStep<Never>
+
+extension ConnectionStep where Work == Never {
     /// Adds what a later input called for: the earlier deadline, and the first ending.
     mutating func merge(_ later: DriverStep) {
         if let deadline = later.armTimer { armTimer = min(armTimer ?? deadline, deadline) }

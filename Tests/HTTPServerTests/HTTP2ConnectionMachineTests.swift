@@ -81,13 +81,13 @@ import Testing
         }
 
         func answer(_ stream: Int32, _ response: HTTPResponse) {
-            perform(machine.respond(response, on: stream, requestID: requestID, date: HTTP2ConnectionMachineTests.date))
+            machine.respond(response, on: stream, requestID: requestID, date: HTTP2ConnectionMachineTests.date)
         }
 
         /// Records what `actions` call for, then takes every refused stream and every request.
         func perform(_ actions: HTTP2ConnectionMachine.Actions) {
             if let deadline = actions.armTimer { armed = deadline }
-            if let code = actions.goawaySent { goaways.append(code) }
+            if case .goawaySent(let code)? = actions.work { goaways.append(code) }
             switch actions.ending {
             case .linger(let reason): lingering = reason
             case .close(let reason): closed = reason
@@ -95,9 +95,9 @@ import Testing
             }
             while let (response, stream, isHead) = machine.nextRejection() {
                 rejected.append((stream, response.status.code))
-                perform(machine.respond(
+                machine.respond(
                     toRejected: response, on: stream, isHead: isHead, requestID: requestID,
-                    date: HTTP2ConnectionMachineTests.date))
+                    date: HTTP2ConnectionMachineTests.date)
             }
             while let (request, stream) = machine.nextRequest() {
                 handled.append((stream, request))
