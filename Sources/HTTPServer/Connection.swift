@@ -25,11 +25,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     private var driver: (any ProtocolDriver)?
     private var output = OutputBuffer()
     private var closed = false
-    /// The socket may hold input not read yet: it became readable, or the last read stopped before it would
-    /// block. Readiness is edge-triggered, so this is the only memory of it.
-    private var mayHaveInput = true
-    /// A TLS read asked for the socket to be writable first.
-    private var readWaitsForWritable = false
+    private var input = SocketInput()
     /// The last write found the socket full; the next waits until it is writable.
     private var writeBlocked = false
     /// A `streamWoke` is queued and has not begun: further wakes until it does are the same turn (an HTTP/2
@@ -103,7 +99,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     // MARK: - Events
 
     func socketReadable() {
-        mayHaveInput = true
+        input.becameReadable()
         guard !closed else { return }
         if driver == nil { proceedOpening() } else { proceed(DriverStep()) }
     }
@@ -111,7 +107,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
     func socketWritable() {
         guard !closed else { return }
         writeBlocked = false
-        readWaitsForWritable = false
+        input.becameWritable()
         if driver == nil { proceedOpening() } else { proceed(DriverStep()) }
     }
 
@@ -165,9 +161,9 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
                 if case .blocked = outcome { writeBlocked = true }
                 step = driver.wrote(outcome, at: clock(), output: &output)
             } else if driver.isLingering {
-                guard mayHaveInput, let ended = discardInput() else { return }
-                step = ended
-            } else if driver.wantsInput, !readWaitsForWritable, mayHaveInput || io.hasBufferedInput {
+                guard input.mayHaveInput, input.discard(io) != nil else { return }
+                step = driver.peerClosed(at: clock())
+            } else if driver.wantsInput, input.mayRead(io) {
                 // A client that keeps sending (HTTP/2 streams answered at once, pipelined requests) would otherwise
                 // hold the queue while the other connections' requests wait.
                 guard reads < Self.readsPerTurn else { return queue.async { self.proceed(DriverStep()) } }
@@ -201,31 +197,11 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     /// Reads once and hands the driver what came of it; nil when there is nothing to read now.
     private func read(_ driver: any ProtocolDriver) -> DriverStep? {
-        let buffer = locals.readBuffer
-        switch io.read(into: buffer) {
-        case .done(let count):
-            return driver.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: clock(), output: &output)
-        case .wantRead:
-            mayHaveInput = false
-            return nil
-        case .wantWrite:
-            readWaitsForWritable = true
-            return nil
-        case .closed:
-            return driver.peerClosed(at: clock())
-        case .failed:
-            return DriverStep(ending: .close(.socketError))
-        }
-    }
-
-    /// Drops what the client still sends after the final response; the driver's step once it has closed.
-    private func discardInput() -> DriverStep? {
-        switch io.discardInput() {
-        case .wantRead, .wantWrite, .done:
-            mayHaveInput = false
-            return nil
-        case .closed, .failed:
-            return driver?.peerClosed(at: clock())
+        switch input.read(io, into: locals.readBuffer) {
+        case .bytes(let bytes)?: driver.received(bytes, at: clock(), output: &output)
+        case .closed?: driver.peerClosed(at: clock())
+        case .failed?: DriverStep(ending: .close(.socketError))
+        case nil: nil
         }
     }
 
@@ -241,7 +217,7 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             case .handshake:
                 step = opening.handshakeStepped(io.handshake(), http2: io.negotiatedHTTP2, at: clock())
             case .sniffing:
-                guard !readWaitsForWritable, mayHaveInput || io.hasBufferedInput else { return }
+                guard input.mayRead(io) else { return }
                 step = sniff()
             case .open(let http2):
                 return startProtocol(http2: http2)
@@ -279,18 +255,10 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
 
     /// Reads the first bytes of a plain connection for the opening to tell the protocol by.
     private func sniff() -> ConnectionOpening.Step {
-        let buffer = locals.readBuffer
-        switch io.read(into: buffer) {
-        case .done(let count):
-            return opening.sniffed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-        case .wantRead:
-            mayHaveInput = false
-            return ConnectionOpening.Step()
-        case .wantWrite:
-            readWaitsForWritable = true
-            return ConnectionOpening.Step()
-        case .closed, .failed:
-            return opening.peerClosed()
+        switch input.read(io, into: locals.readBuffer) {
+        case .bytes(let bytes)?: opening.sniffed(bytes)
+        case .closed?, .failed?: opening.peerClosed()
+        case nil: ConnectionOpening.Step()
         }
     }
 
@@ -307,11 +275,13 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
             wakes.add(connection)
         }
         let driver: any ProtocolDriver =
-            http2
-            ? HTTP2Driver(
-                configuration, recorder: recorder, dates: locals.dates, statistics: environment.statistics, at: now,
-                wake: wake)
-            : HTTP1Driver(configuration, recorder: recorder, dates: locals.dates, at: now, wake: wake)
+            if http2 {
+                HTTP2Driver(
+                    configuration, recorder: recorder, dates: locals.dates, statistics: environment.statistics,
+                    at: now, wake: wake)
+            } else {
+                HTTP1Driver(configuration, recorder: recorder, dates: locals.dates, at: now, wake: wake)
+            }
         self.driver = driver
         var step = driver.start(at: now, output: &output)
         // The bytes read to choose the protocol are the first it reads.
@@ -320,9 +290,4 @@ final class Connection: ConnectionEvents, @unchecked Sendable {  // touched only
         }
         proceed(step)
     }
-}
-
-/// Where a connection's I/O reports what happened: the socket's readiness (see `ReadinessLoop`) and the timer.
-protocol ConnectionEvents: ReadinessClient {
-    func timerFired()
 }

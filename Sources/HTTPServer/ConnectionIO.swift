@@ -24,3 +24,8 @@ protocol ConnectionIO: AnyObject {
     /// for a peer that stopped reading, which would otherwise keep that memory for as long as it reads nothing.
     func abort()
 }
+
+/// Where a connection's I/O reports what happened: the socket's readiness (see `ReadinessLoop`) and the timer.
+protocol ConnectionEvents: ReadinessClient {
+    func timerFired()
+}
