@@ -23,7 +23,9 @@ final class Acceptor: @unchecked Sendable {  // all mutable state is touched onl
     private let makeRoom: @Sendable (_ count: Int, _ done: @escaping @Sendable (_ shed: Bool) -> Void) -> Void
     private var source: (any DispatchSourceRead)?
     private var paused = false
+    /// `accept` failed last time, and accepting waits for the retry.
     private var failing = false
+    private var failures = AcceptFailures()
     private var askingForRoom = false
     private var roomCheckScheduled = false
 
@@ -82,7 +84,7 @@ final class Acceptor: @unchecked Sendable {  // all mutable state is touched onl
                 open(accepted.fd, accepted.peer)
             } catch {
                 // Log once per episode, then retry on a timer.
-                if !failing {
+                if failures.failed(at: .now) {
                     logger.log(.warn, "accept_failed", ["error": "\(error)", "action": "retry_every_500ms"])
                 }
                 failing = true
