@@ -107,14 +107,29 @@ extension DatabaseTests {
                 listener.start()
                 defer { listener.stop() }
                 #expect(await waitUntil { (try? database.column(Self.listenersSQL)) == ["1"] })
-                // Several health checks' worth of time at 50 ms each: still no trust.
-                try await Task.sleep(for: .milliseconds(300))
+                // Each health check is a statement, which moves the session's state_change: after several of them,
+                // still no trust.
+                var checks = Set<String>()
+                for _ in 0..<1000 where checks.count <= 3 {
+                    if let changed = Self.listenerStateChange(database) { checks.insert(changed) }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                #expect(checks.count > 3, "the listener's health checks did not run")
                 #expect(events.all.isEmpty)
             }
         }
 
         static let listenersSQL = """
             SELECT count(*)::text FROM pg_stat_activity
+            WHERE datname = current_database() AND query LIKE '%chatts_changed%' AND pid <> pg_backend_pid()
+            """
+        /// When the listener's session last changed state (each statement changes it), if it is connected.
+        static func listenerStateChange(_ database: TestDatabase) -> String? {
+            (try? database.column(listenerStateChangeSQL))?.first ?? nil
+        }
+
+        static let listenerStateChangeSQL = """
+            SELECT state_change::text FROM pg_stat_activity
             WHERE datname = current_database() AND query LIKE '%chatts_changed%' AND pid <> pg_backend_pid()
             """
         static let terminateListenerSQL = """
