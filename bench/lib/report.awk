@@ -202,11 +202,12 @@ function targets(    k, f, i, peak, at, growth, per, g, h, budget) {
         if (name[i] ~ /^(nginx|pgbench)/ || rss[k] == "-") continue
         if (rss[k] + 0 > peak) { peak = rss[k] + 0; at = name[i] " " transport[i] }
     }
-    budget = 2 * (body_bytes + gzip_bytes) / 1048576
+    # One bound for every scenario: the one the mix and the start are held to below (3 ×).
+    budget = 3 * (body_bytes + gzip_bytes) / 1048576
     if (peak >= 0 && gzip_bytes > 0)
-        target(sprintf("server RSS ≤ 2 × (body + its gzip form) = %.1f MB (meant for --rows 100000; at %d rows the idle process dominates)",
+        target(sprintf("server RSS in every scenario ≤ 3 × (body + its gzip form) = %.1f MB (meant for --rows 100000; at %d rows the idle process dominates)",
             budget, rows), sprintf("peak %.1f MB (%s)", peak, at), peak <= budget)
-    else target("server RSS ≤ 2 × (body + its gzip form)", "-", "")
+    else target("server RSS in every scenario ≤ 3 × (body + its gzip form)", "-", "")
     reads[1] = "getmaps"; reads[2] = "getmaps-gzip"
     mix_memory_targets("tls")
     mix_memory_targets("plain")
