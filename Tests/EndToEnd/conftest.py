@@ -8,16 +8,20 @@ The client tests also need CHATTER_BIN (the `chatter` binary) and fail without i
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from pgsupport import psql, with_database
-from h2wire import H2Endpoint, over_h2
-from processes import ChatterdProcess, client_context, free_port, make_certificate, wait_healthy
-from wire import Endpoint
+# The clients and probes shared with Tests/Cluster and bench/lib (Tests/Clients/README.md).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Clients"))
+
+from pgsupport import psql, with_database  # noqa: E402
+from h2wire import H2Endpoint, over_h2  # noqa: E402
+from processes import ChatterdProcess, client_context, free_port, make_certificate, wait_healthy  # noqa: E402
+from wire import Endpoint  # noqa: E402
 
 REQUIRED = ("CHATTERD_BIN", "CHATTERD_TEST_DATABASE_URL", "CHATTERD_REPO")
 

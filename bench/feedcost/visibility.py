@@ -13,7 +13,7 @@ import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "Tests", "EndToEnd"))
+sys.path[:0] = [os.path.join(ROOT, "Tests", "EndToEnd"), os.path.join(ROOT, "Tests", "Clients")]
 
 from pgsupport import psql, with_database  # noqa: E402
 from processes import ChatterdProcess, free_port, wait_healthy  # noqa: E402

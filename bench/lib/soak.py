@@ -127,7 +127,7 @@ class H2Client:
             raise H2Failure(f"ALPN chose {self.sock.selected_alpn_protocol()!r}, not h2")
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
         # h2 ends the whole connection at a GOAWAY, but streams up to its last stream id still finish (RFC 9113
-        # §6.8): keep its state machine open for them, as Tests/EndToEnd/h2wire.py does.
+        # §6.8): keep its state machine open for them, as Tests/Clients/h2wire.py does.
         machine = self.conn.state_machine
         machine._transitions = {**machine._transitions, (ConnectionState.CLIENT_OPEN, ConnectionInputs.RECV_GOAWAY):
                                 (None, ConnectionState.CLIENT_OPEN)}
