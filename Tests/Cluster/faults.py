@@ -5,13 +5,18 @@ settled, the evidence that the fault took effect, and HAProxy's new sessions per
 from __future__ import annotations
 
 import re
+import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Callable
 
 from checker import Window
 from services import Services, wait_until
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Clients"))
+import procfs  # noqa: E402 (Tests/Clients)
 
 CUT_SECONDS = 20.0
 SETTLE_SECONDS = 8.0
@@ -186,8 +191,7 @@ def pgbouncer_restarted(run: Run) -> tuple[float, float, list[str]]:
 def running(pid: int) -> bool:
     """Whether process `pid` runs (exists and is no zombie): this machine's processes share one process id space."""
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        return procfs.state(pid) != "Z"
     except FileNotFoundError:
         return False
 

@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import procfs
 from wire import Endpoint, build_request
 
 
@@ -123,12 +124,11 @@ class ChatterdProcess:
         return status
 
     def fd_count(self) -> int:
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
+        return procfs.fd_count(self.pid)
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time consumed so far (from /proc/PID/stat)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time consumed so far."""
+        return procfs.cpu_seconds(self.pid)
 
 
 def wait_healthy(endpoint: Endpoint, timeout: float = 20.0) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from pgsupport import Cluster, count_message, message_counts, psql, wait_for_cluster
 from processes import wait_until
+import procfs
 from contract import error_reason
 from wire import Response, build_request
 
@@ -178,11 +179,9 @@ def client_backends(postmaster: int) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            stat = open(f"/proc/{entry}/stat").read()
-            title = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            parent, title = procfs.parent(int(entry)), procfs.cmdline(int(entry))
         except OSError:
             continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
         if parent == postmaster and ("[local]" in title or re.search(r"\(\d+\) ", title)):
             pids.append(int(entry))
     return pids

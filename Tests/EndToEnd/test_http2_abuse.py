@@ -7,24 +7,19 @@ promptly afterwards. Every loop here is bounded in count and in time."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import hyperframe.frame as frames
 import pytest
 
 from h2wire import ErrorCodes, RawH2, SettingCodes
 from processes import wait_until
+from procfs import rss_kb
 from telemetry import metric, parse_exposition
 
 GET_HEALTHZ = [(":method", "GET"), (":scheme", "https"), (":authority", "localhost"), (":path", "/healthz")]
 GET_MAPS = GET_HEALTHZ[:3] + [(":path", "/getmaps")]
 # Generous: a loaded 2-core machine answers /healthz in milliseconds.
 PROMPT_SECONDS = 2.0
-
-
-def rss_kb(process) -> int:
-    status = Path(f"/proc/{process.pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
 
 
 def scrape(endpoint) -> dict:
@@ -95,7 +90,7 @@ def test_a_flood_of_frames_to_acknowledge_ends_the_connection(big_feed, bystande
     one = (frames.PingFrame(0, opaque_data=b"e2eflood") if flood == "ping"
            else frames.SettingsFrame(0, settings={SettingCodes.INITIAL_WINDOW_SIZE: 65_535}))
     batch = one.serialize() * 1000
-    before = rss_kb(big_feed.tls.process)
+    before = rss_kb(big_feed.tls.process.pid)
     with RawH2(big_feed.h2) as raw:
         raw.sock.settimeout(5)
         sent = 0
@@ -106,7 +101,7 @@ def test_a_flood_of_frames_to_acknowledge_ends_the_connection(big_feed, bystande
                 break
             sent += 1
         assert raw.closed_by_server(5), f"connection still open after {sent}000 {flood} frames"
-    growth_mb = (rss_kb(big_feed.tls.process) - before) / 1024
+    growth_mb = (rss_kb(big_feed.tls.process.pid) - before) / 1024
     assert growth_mb < 64, f"RSS grew {growth_mb:.0f} MB during a {flood} flood"
     assert_served_promptly(big_feed, bystander)
 
@@ -128,7 +123,7 @@ def test_too_many_settings_in_one_frame_get_goaway(big_feed, bystander):
 def test_an_hpack_bomb_is_431_and_costs_no_memory(big_feed, bystander):
     # One 4000-byte field in the dynamic table, then 16 000 one-byte references to it: 18 KB on the wire,
     # 64 MB decoded (RFC 7541 §7.3).
-    before = rss_kb(big_feed.tls.process)
+    before = rss_kb(big_feed.tls.process.pid)
     with RawH2(big_feed.h2) as raw:
         block = raw.block(GET_HEALTHZ + [("x-bomb", "b" * 4000)] * 16_000)
         assert len(block) < 20_000
@@ -144,7 +139,7 @@ def test_an_hpack_bomb_is_431_and_costs_no_memory(big_feed, bystander):
         raw.send(raw.headers(3, GET_HEALTHZ))
         after = raw.read_until(lambda f: isinstance(f, frames.HeadersFrame) and f.stream_id == 3, 5)
         assert after is not None and dict(after.fields)[":status"] == "200"
-    growth_mb = (rss_kb(big_feed.tls.process) - before) / 1024
+    growth_mb = (rss_kb(big_feed.tls.process.pid) - before) / 1024
     assert growth_mb < 32, f"RSS grew {growth_mb:.0f} MB decoding an HPACK bomb"
     assert_served_promptly(big_feed, bystander)
 
@@ -152,7 +147,7 @@ def test_an_hpack_bomb_is_431_and_costs_no_memory(big_feed, bystander):
 def test_5000_unread_getmaps_streams_keep_memory_bounded(big_feed, bystander):
     body_bytes = len(big_feed.plain.get("/getmaps").body)
     assert body_bytes > 100_000
-    before = rss_kb(big_feed.tls.process)
+    before = rss_kb(big_feed.tls.process.pid)
     clients = []
     try:
         # 50 connections of 100 streams, each granting the server all the window it could want and reading
@@ -169,7 +164,7 @@ def test_5000_unread_getmaps_streams_keep_memory_bounded(big_feed, bystander):
         assert metric(samples, "chatterd_http2_connections_open") >= 50
         time.sleep(1)  # let the server write what the sockets take
         assert_served_promptly(big_feed, bystander)
-        growth_mb = (rss_kb(big_feed.tls.process) - before) / 1024
+        growth_mb = (rss_kb(big_feed.tls.process.pid) - before) / 1024
         copied_mb = 5000 * body_bytes / 1048576
         assert growth_mb < 100, f"RSS grew {growth_mb:.0f} MB for 5000 unread streams ({copied_mb:.0f} MB if copied)"
     finally:

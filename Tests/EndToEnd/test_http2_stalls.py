@@ -8,20 +8,15 @@ from __future__ import annotations
 import subprocess
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 from h2wire import ErrorCodes, SettingCodes
+from procfs import rss_kb
 from telemetry import metric, parse_exposition
 
 
 def scrape(endpoint) -> dict:
     _, samples = parse_exposition(endpoint.get("/metrics").body.decode())
     return samples
-
-
-def rss_kb(process) -> int:
-    status = Path(f"/proc/{process.pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
 
 
 def stalled_getmaps(endpoint):
@@ -133,7 +128,7 @@ def test_unfinished_bodies_past_a_connections_budget_are_refused_and_cost_no_mem
     # Five connections try to hold 100 unfinished 60 KB bodies each (30 MB in all); each may hold four
     # bodies' worth (4 x 64 KiB), and the streams past that are refused for the client to send again.
     server = start_server(tls=True, h2=True)
-    before = rss_kb(server.process)
+    before = rss_kb(server.process.pid)
     conns = []
     refused = held = 0
     try:
@@ -150,7 +145,7 @@ def test_unfinished_bodies_past_a_connections_budget_are_refused_and_cost_no_mem
             refused += sum(code == ErrorCodes.REFUSED_STREAM for code in resets)
             held += sum(code is None for code in resets)
             assert all(code in (None, ErrorCodes.REFUSED_STREAM) for code in resets), resets
-        growth_mb = (rss_kb(server.process) - before) / 1024
+        growth_mb = (rss_kb(server.process.pid) - before) / 1024
         assert held <= 5 * 4, f"{held} unfinished bodies held on 5 connections"
         assert refused >= 5 * 95
         assert growth_mb < 12, f"RSS grew {growth_mb:.0f} MB holding unfinished bodies"

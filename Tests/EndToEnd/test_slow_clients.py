@@ -8,12 +8,12 @@ import re
 import signal
 import socket
 import time
-from pathlib import Path
 
 import pytest
 
 from pgsupport import migrated_database
 from processes import wait_until
+from procfs import rss_bytes
 from wire import ConnectionClosed, build_request
 
 SEEDED_ROWS = 20000
@@ -28,12 +28,6 @@ def seeded_url(env):
                FROM generate_series(1, {SEEDED_ROWS}) AS g;"""
     with migrated_database(env.admin_url, env.binary, env.migrations, "e2e_big_", seed) as url:
         yield url
-
-
-def rss_bytes(pid: int) -> int:
-    match = re.search(r"^VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
-    assert match
-    return int(match.group(1)) * 1024
 
 
 def open_connections(server) -> int:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
 from h2wire import ErrorCodes, SettingCodes, over_h2
 from pgsupport import psql
 from processes import wait_until
+from procfs import rss_kb
 from sse import subscribe
 from streamsupport import check_events_are_feed_rows, log_ids, messages, post, post_many, settled_position
 from telemetry import metric, parse_exposition
@@ -24,13 +24,6 @@ from wire import build_request
 def subscribers(endpoint) -> float | None:
     _, samples = parse_exposition(endpoint.get("/metrics").body.decode())
     return metric(samples, "chatterd_stream_subscribers")
-
-
-def rss_kib(process) -> int:
-    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 # --- 5. two processes on one database ----------------------------------------------------------------------
@@ -188,7 +181,7 @@ def test_a_subscriber_that_does_not_read_is_cut_and_costs_nothing(start_server, 
     try:
         assert stuck.response.status == 200 and reader.response.status == 200
         assert wait_until(lambda: subscribers(server) == 2, 5)
-        rss_before = rss_kib(server.process)
+        rss_before = rss_kb(server.process.pid)
         # About 150 KB of events: more than the stuck subscriber's connection queues (64 KiB) and its socket holds.
         # The reader reads every 10 events (about 3.4 KB), so that it never falls as far behind as the bound,
         # however late the server gets to write them.
@@ -213,7 +206,7 @@ def test_a_subscriber_that_does_not_read_is_cut_and_costs_nothing(start_server, 
             assert stuck.closed and not stuck.ended, "cut, not ended cleanly"
             assert len(stuck.events) < 450
             assert [e.id for e in stuck.events] == log_ids(database_url, position)[:len(stuck.events)], "a gap"
-        grown = rss_kib(server.process) - rss_before
+        grown = rss_kb(server.process.pid) - rss_before
         assert grown < 6 * 1024, f"RSS grew by {grown} KiB"
         assert not reader.done
     finally:

@@ -50,39 +50,13 @@ import sys
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Clients"))
+from procfs import cpu_seconds, family_kb  # noqa: E402 (Tests/Clients)
+
 MARK = re.compile(rb"fanout ([0-9a-z]+) (\d+)")
 READ = 256 * 1024
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 H2_MAX_WINDOW = (1 << 31) - 1
-
-
-def family(pid):
-    """PID and its children (nginx's workers)."""
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as children:
-            return [pid] + [int(child) for child in children.read().split()]
-    except OSError:
-        return [pid]
-
-
-def vm_kb(pid, field="VmRSS"):
-    """The sum of FIELD over PID and its children, in kB."""
-    total = 0
-    for member in family(pid):
-        try:
-            with open("/proc/%d/status" % member) as status:
-                for line in status:
-                    if line.startswith(field + ":"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def frame(kind, flags, stream, payload=b""):
@@ -540,7 +514,7 @@ def main():
     random.Random(1).shuffle(plan)
     h2_conns = sum(1 for h2, _ in plan if h2)
 
-    rss_before = vm_kb(args.pid)
+    rss_before = family_kb(args.pid)
     started = time.monotonic()
     context = multiprocessing.get_context("fork")
     pipes, procs = [], []
@@ -563,7 +537,7 @@ def main():
     print("fanout.py: %d subscribed (%d failed: %s) in %.1f s; settling %.0f s" % (
         subscribed, failed, dict(unexpected), opened, args.settle), file=sys.stderr, flush=True)
     time.sleep(args.settle)
-    rss_idle = vm_kb(args.pid)
+    rss_idle = family_kb(args.pid)
     if args.connect_only:
         for pipe in pipes:
             pipe.send(("stop", [], []))
@@ -596,11 +570,11 @@ def main():
         if done is not None:
             post_ms.append((done - t) * 1000)
         if i % max(1, int(args.rate / 2)) == 0:
-            rss_peak = max(rss_peak, vm_kb(args.pid))
+            rss_peak = max(rss_peak, family_kb(args.pid))
     span = time.monotonic() - begin
     deadline = time.monotonic() + args.grace
     while time.monotonic() < deadline:
-        rss_peak = max(rss_peak, vm_kb(args.pid))
+        rss_peak = max(rss_peak, family_kb(args.pid))
         time.sleep(0.25)
     cpu_server = cpu_seconds(args.pid) - cpu_start
 

@@ -9,18 +9,14 @@ Usage: held_versions.py BASE_URL PID [READERS]   (BASE_URL: chatterd's plain-HTT
 
 import http.client
 import json
+import os
 import socket
 import sys
 import time
 import urllib.parse
 
-
-def resident_kb(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Clients"))
+from procfs import rss_kb  # noqa: E402 (Tests/Clients)
 
 
 def exchange(host, port, method, path, body=None, headers=None):
@@ -65,7 +61,7 @@ def main():
         read_feed(host, port, gzip=False)
         read_feed(host, port, gzip=True)
     time.sleep(1)
-    before = resident_kb(pid)
+    before = rss_kb(pid)
     held = []
     for serial in range(readers):
         post(host, port, serial)
@@ -73,7 +69,7 @@ def main():
         # Let the server answer it (and make the gzip form) before the next post moves the feed on.
         time.sleep(0.5)
     time.sleep(1)
-    after = resident_kb(pid)
+    after = rss_kb(pid)
     for reader in held:
         reader.close()
     print(before, after, readers)

@@ -40,6 +40,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fanout  # noqa: E402 (beside this file)
+import procfs  # noqa: E402 (Tests/Clients, which fanout puts on sys.path)
 
 DELETE_EVENT = re.compile(rb'event: delete\n(?:id: [^\n]*\n)?data: "([0-9a-fA-F-]{36})"')
 
@@ -236,7 +237,7 @@ def main():
     full_reads_before = [metric(c, "chatterd_feed_full_reads_total") for c in watchers]
     removers = [Client(url, args.cacert) for url in args.urls]
     answered, sent, delete_ms, gone = [], [], [], [[], []]
-    cpu_before = [fanout.cpu_seconds(p) for p in pids]
+    cpu_before = [procfs.cpu_seconds(p) for p in pids]
     phase.value = time.monotonic()
     begin = phase.value
     for i, chatt in enumerate(ids):
@@ -265,7 +266,7 @@ def main():
             gone[1].append(None)
     span = time.monotonic() - begin
     time.sleep(args.grace)
-    cpu_server = [fanout.cpu_seconds(p) - c for p, c in zip(pids, cpu_before)]
+    cpu_server = [procfs.cpu_seconds(p) - c for p, c in zip(pids, cpu_before)]
     full_reads = [metric(c, "chatterd_feed_full_reads_total") - b for c, b in zip(watchers, full_reads_before)]
 
     bins = collections.Counter()

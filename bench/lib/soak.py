@@ -37,6 +37,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Clients"))
+import procfs  # noqa: E402 (Tests/Clients)
+
 try:
     import h2.config
     import h2.connection
@@ -466,12 +469,10 @@ class Probe:
         self.context = ssl.create_default_context(cafile=args.cacert)
 
     def rss_bytes(self) -> int:
-        with open(f"/proc/{self.args.pid}/status") as status:
-            kilobytes = re.search(r"^VmRSS:\s+(\d+) kB", status.read(), re.M).group(1)
-        return int(kilobytes) * 1024
+        return procfs.rss_bytes(self.args.pid)
 
     def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.args.pid}/fd"))
+        return procfs.fd_count(self.args.pid)
 
     def db_sessions(self):
         """chatterd's sessions on the database (pool and listener), or None while it is down."""
