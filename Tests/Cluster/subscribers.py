@@ -16,10 +16,15 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import sys
 import threading
 import time
+from pathlib import Path
 
 from client import Client, Recorder, server_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Clients"))
+from eventstream import Event, EventStream  # noqa: E402 (Tests/Clients)
 
 ROTATE_SECONDS = 10.0
 # How long the live feed has to answer 200 at load start: the cluster may still be warming up.
@@ -132,27 +137,13 @@ def body_chunks(wire: Wire, headers: dict):
 
 
 def events(chunks):
-    """Server-sent events as (event type, id, data) from a stream of bytes."""
-    pending, kind, event_id, data = b"", None, None, []
+    """Server-sent events as (event type, the stream's last event ID, data) from a stream of bytes: each block with
+    data or an event type (eventstream.py parses them; comments and id-only blocks are no event here)."""
+    stream = EventStream()
     for chunk in chunks:
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            line, pending = pending[:end].rstrip(b"\r").decode(), pending[end + 1:]
-            if not line:
-                if data or kind:
-                    yield kind or "message", event_id, "\n".join(data)
-                kind, data = None, []
-            elif line.startswith(":"):
-                continue
-            else:
-                name, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if name == "event":
-                    kind = value
-                elif name == "id":
-                    event_id = value
-                elif name == "data":
-                    data.append(value)
+        for item in stream.feed(chunk):
+            if isinstance(item, Event) and (item.data is not None or item.event):
+                yield item.type, item.last_id or None, item.data or ""
 
 
 class Subscriber:

@@ -1,10 +1,10 @@
 """Server-sent events (the feed streams, docs/API.md) read off the wire: over HTTP/1.1 from a raw socket (TLS or
 plain), undoing the chunked framing by hand so its every byte is checked, and over HTTP/2 with PyPI's `h2`.
 
-Both readers give the same record: each event's `id`, `event` type and `data` line and its exact bytes, each
-comment line with the time it arrived, and how the stream ended (the chunked end, END_STREAM, a close without
-either, or RST_STREAM). Nothing is repaired: a field line the contract does not allow, a second `data:` line in
-one event, or a malformed chunk is an AssertionError at once.
+Both readers give the same record (eventstream.py parses the events): each event's `id`, `event` type and `data`
+line and its exact bytes, each comment line with the time it arrived, and how the stream ended (the chunked end,
+END_STREAM, a close without either, or RST_STREAM). Nothing is repaired: a field line the contract does not allow,
+a second `data:` line in one event, or a malformed chunk is an AssertionError at once.
 """
 
 from __future__ import annotations
@@ -12,68 +12,42 @@ from __future__ import annotations
 import json
 import socket
 import time
-from dataclasses import dataclass, field
 
+from eventstream import BOM, Comment, Event, EventStream
 from h2wire import H2Conn, H2Endpoint
-from wire import Conn, ConnectionClosed, Endpoint, ProtocolError, Response, build_request
+from wire import Conn, Endpoint, ProtocolError, Response, build_request
 
 
-@dataclass
-class Event:
-    id: str | None
-    event: str | None
-    data: str | None
-    raw: bytes
-    at: float
-
-    @property
-    def row(self) -> list:
-        return json.loads(self.data)
-
-
-class EventParser:
-    """The WHATWG event-stream format, strictly as chatterd sends it: `id:`, `event:` and one `data:` line per
-    event (each once), comment lines, `\\n` line ends."""
+class EventParser(EventStream):
+    """eventstream.py's parser, held to the event-stream format as chatterd writes it: `id:`, `event:` and one
+    `data:` line per event (each once, `name: value`), comment lines only between events, `\\n` line ends, no BOM
+    and no blank line alone. Anything else is an AssertionError at once."""
 
     def __init__(self):
-        self.buf = bytearray()
+        super().__init__()
         self.received = bytearray()  # every byte of the body, as it came
         self.events: list[Event] = []
         self.comments: list[tuple[float, str]] = []
-        self.pending: list[bytes] = []
 
-    def feed(self, data: bytes, at: float) -> None:
+    def feed(self, data: bytes, at: float = 0.0) -> list:
         self.received += data
-        self.buf += data
-        while (end := self.buf.find(b"\n")) >= 0:
-            line = bytes(self.buf[:end])
-            del self.buf[:end + 1]
-            self._line(line, at)
-
-    def _line(self, line: bytes, at: float) -> None:
-        assert b"\r" not in line, f"CR in an event-stream line: {line!r}"
-        if line.startswith(b":"):
-            assert not self.pending, f"a comment inside an event: {self.pending!r} then {line!r}"
-            self.comments.append((at, line[1:].decode("utf-8")))
-            return
-        if line:
-            self.pending.append(line)
-            return
-        assert self.pending, "an empty line with no event before it"
-        fields: dict[str, str] = {}
-        for piece in self.pending:
-            name, sep, value = piece.decode("utf-8").partition(": ")
-            assert sep and name in ("id", "event", "data"), f"unexpected line {piece!r}"
-            assert name not in fields, f"{name!r} twice in one event: {self.pending!r}"
-            fields[name] = value
-        raw = b"".join(piece + b"\n" for piece in self.pending) + b"\n"
-        self.pending = []
-        self.events.append(Event(fields.get("id"), fields.get("event"), fields.get("data"), raw, at))
-
-    @property
-    def partial(self) -> bool:
-        """Bytes of an unfinished event (or line) are held."""
-        return bool(self.buf or self.pending)
+        assert b"\r" not in data, f"CR in an event-stream line: {bytes(self.received[-200:])!r}"
+        assert not self.received.startswith(BOM), "a BOM before the first event"
+        items = super().feed(data, at)
+        for item in items:
+            if isinstance(item, Comment):
+                assert not item.inside, f"a comment inside an event: {bytes(self._raw)!r} then {item.text!r}"
+                self.comments.append((item.at, item.text))
+                continue
+            names = set()
+            for line in item.lines:
+                name, sep, _ = line.partition(b": ")
+                assert sep and name in (b"id", b"event", b"data"), f"unexpected line {line!r}"
+                assert name not in names, f"{name.decode()!r} twice in one event: {item.lines!r}"
+                names.add(name)
+            self.events.append(item)
+        assert not self.blank_lines, "an empty line with no event before it"
+        return items
 
 
 class Subscription:

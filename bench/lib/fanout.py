@@ -51,7 +51,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Clients"))
-from procfs import cpu_seconds, family_kb  # noqa: E402 (Tests/Clients)
+from eventstream import whole_events  # noqa: E402 (Tests/Clients)
+from procfs import cpu_seconds, family_kb  # noqa: E402
 
 MARK = re.compile(rb"fanout ([0-9a-z]+) (\d+)")
 READ = 256 * 1024
@@ -321,12 +322,9 @@ class Worker:
     def events(self, sub, data, now):
         if sub.tail:
             data = sub.tail + data
-        last = data.rfind(b"\n\n")
-        if last < 0:
-            sub.tail = data
+        whole, sub.tail = whole_events(data)
+        if not whole:
             return
-        sub.tail = data[last + 2:]
-        whole = data[:last]
         for i in self.marked(whole):
             if i == sub.expect:
                 sub.expect += 1
