@@ -25,9 +25,9 @@ from h2.connection import ConnectionInputs, ConnectionState
 import hpack
 import hyperframe.frame
 
+from h2frames import PREFACE
 from wire import ConnectionClosed, Endpoint, ProtocolError, Response, SocketOwner, recv_some
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # RFC 9113 §8.2.2: fields that only mean something to one HTTP/1.1 connection.
 CONNECTION_SPECIFIC = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"}
 ErrorCodes = h2.errors.ErrorCodes

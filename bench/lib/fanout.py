@@ -45,31 +45,17 @@ import re
 import select
 import socket
 import ssl
-import struct
 import sys
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Clients"))
-from eventstream import whole_events  # noqa: E402 (Tests/Clients)
+import h2frames  # noqa: E402 (Tests/Clients)
+from eventstream import whole_events  # noqa: E402
 from procfs import cpu_seconds, family_kb  # noqa: E402
 
 MARK = re.compile(rb"fanout ([0-9a-z]+) (\d+)")
 READ = 256 * 1024
-H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-H2_MAX_WINDOW = (1 << 31) - 1
-
-
-def frame(kind, flags, stream, payload=b""):
-    return struct.pack(">I", len(payload))[1:] + bytes((kind, flags)) + struct.pack(">I", stream) + payload
-
-
-def hpack_literal(index, value):
-    """A header field without indexing (RFC 7541 §6.2.2), its name from the static table, its value not Huffman-coded."""
-    value = value.encode()
-    assert len(value) < 127
-    head = bytes((index,)) if index < 15 else bytes((15, index - 15))
-    return head + bytes((len(value),)) + value
 
 
 class Sub:
@@ -121,10 +107,13 @@ class Worker:
         self.ended = collections.Counter()
         path, authority = args.path, "%s:%d" % (self.host, self.port)
         self.h1_request = ("GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n" % (path, authority)).encode()
-        self.h2_block = (b"\x82\x87" + hpack_literal(4, path) + hpack_literal(1, authority)
-                         + hpack_literal(19, "text/event-stream"))
-        self.h2_start = (H2_PREFACE + frame(4, 0, 0, struct.pack(">HI", 4, H2_MAX_WINDOW) + struct.pack(">HI", 2, 0))
-                         + frame(8, 0, 0, struct.pack(">I", H2_MAX_WINDOW - 65535)))
+        # :method GET and :scheme https are static table entries 2 and 7; :path, :authority and accept are names 4, 1
+        # and 19 of it.
+        self.h2_block = (b"\x82\x87" + h2frames.hpack_literal(4, path) + h2frames.hpack_literal(1, authority)
+                         + h2frames.hpack_literal(19, "text/event-stream"))
+        self.h2_start = (h2frames.PREFACE
+                         + h2frames.settings({h2frames.INITIAL_WINDOW_SIZE: h2frames.MAX_WINDOW, h2frames.ENABLE_PUSH: 0})
+                         + h2frames.window_update(0, h2frames.MAX_WINDOW - h2frames.INITIAL_WINDOW))
 
     # -- opening
 
@@ -191,7 +180,9 @@ class Worker:
                 self.ep.modify(fd, select.EPOLLIN)
                 return self.flush(conn)
             if conn.h2:
-                conn.out = self.h2_start + b"".join(frame(1, 5, stream, self.h2_block) for stream in conn.subs)
+                flags = h2frames.END_STREAM | h2frames.END_HEADERS
+                conn.out = self.h2_start + b"".join(h2frames.frame(h2frames.HEADERS, flags, stream, self.h2_block)
+                                                    for stream in conn.subs)
             else:
                 conn.out = self.h1_request
             self.ep.modify(fd, select.EPOLLIN)
@@ -267,24 +258,16 @@ class Worker:
         self.events(sub, data, now)
 
     def h2_input(self, conn, data, now):
-        buf = conn.inbuf + data if conn.inbuf else data
-        at = 0
-        while len(buf) - at >= 9:
-            length = int.from_bytes(buf[at:at + 3], "big")
-            if len(buf) - at < 9 + length:
-                break
-            kind, flags = buf[at + 3], buf[at + 4]
-            stream = int.from_bytes(buf[at + 5:at + 9], "big") & 0x7FFFFFFF
-            payload = buf[at + 9:at + 9 + length]
-            at += 9 + length
+        frames, conn.inbuf = h2frames.parse(conn.inbuf + data if conn.inbuf else data)
+        for kind, flags, stream, payload in frames:
             sub = conn.subs.get(stream)
-            if kind == 0:  # DATA
-                conn.consumed += length
+            if kind == h2frames.DATA:
+                conn.consumed += len(payload)
                 if sub is not None:
                     self.events(sub, payload, now)
-                    if flags & 1:
+                    if flags & h2frames.END_STREAM:
                         self.end(sub, "ended")
-            elif kind == 1:  # HEADERS (one frame: chatterd's are small)
+            elif kind == h2frames.HEADERS:  # one frame: chatterd's are small
                 if sub is not None and not sub.ok:
                     if payload[:1] == b"\x88":  # :status 200, static table index 8
                         self.now_subscribed(conn, sub)
@@ -293,18 +276,17 @@ class Worker:
                         self.failed += 1
                         self.unexpected["h2 status"] += 1
                         self.settle(conn)
-            elif kind == 3:  # RST_STREAM
+            elif kind == h2frames.RST_STREAM:
                 if sub is not None:
                     self.end(sub, "reset %d" % int.from_bytes(payload, "big"))
-            elif kind == 4 and not flags & 1:  # SETTINGS
-                conn.out += frame(4, 1, 0)
-            elif kind == 6 and not flags & 1:  # PING
-                conn.out += frame(6, 1, 0, payload)
-            elif kind == 7:  # GOAWAY
+            elif kind == h2frames.SETTINGS and not flags & h2frames.ACK:
+                conn.out += h2frames.frame(h2frames.SETTINGS, h2frames.ACK, 0)
+            elif kind == h2frames.PING and not flags & h2frames.ACK:
+                conn.out += h2frames.frame(h2frames.PING, h2frames.ACK, 0, payload)
+            elif kind == h2frames.GOAWAY:
                 self.ended["goaway"] += 1
-        conn.inbuf = buf[at:]
         if conn.consumed > (1 << 24):
-            conn.out += frame(8, 0, 0, struct.pack(">I", conn.consumed))
+            conn.out += h2frames.window_update(0, conn.consumed)
             conn.consumed = 0
         if conn.out:
             self.flush(conn)
