@@ -139,6 +139,22 @@ class H2Conn(SocketOwner):
             self.flush()
         return stream_id
 
+    def queue_request(self, fields: list[tuple[str, str]], body: bytes | None = None) -> int:
+        """A new stream with exactly these fields and, in one DATA frame with END_STREAM, a body that fits the
+        windows, held for the next `flush`: requests queued together reach the server in one write, as from a
+        client that had them all at once. Returns the stream id."""
+        stream_id = self.send_headers(fields, end_stream=body is None, flush=False)
+        if body is not None:
+            self.h2.send_data(stream_id, body, end_stream=True)
+        return stream_id
+
+    def forget(self, stream_ids) -> None:
+        """Drops what arrived on these finished streams, and the events so far (DATA included): a client that keeps
+        one connection for thousands of requests (the soak's) would otherwise hold every response it read."""
+        for stream_id in stream_ids:
+            self.streams.pop(stream_id, None)
+        self.events.clear()
+
     def request_fields(self, method: str, target: str, headers=None, body: bytes | None = None):
         """The fields of a request as a browser sends them: pseudo-headers, then lower-cased names, and
         content-length for a body unless the headers have one."""
