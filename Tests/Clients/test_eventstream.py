@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from eventstream import Comment, Event, EventStream, whole_events  # noqa: E402
+from eventstream import Event, EventStream, whole_events  # noqa: E402
 
 
 def parse(data: bytes, step: int = 0) -> tuple[EventStream, list]:
