@@ -12,8 +12,7 @@ import Foundation
         var bodyBytes = 0, gzipBytes = 0
         for _ in 0..<runs {
             let repository = BenchRepository(rows: rows)
-            let cache = ChattFeedCache()
-            cache.setNotificationsTrusted(true)
+            let cache = makeFeeds(repository)
             let first = await readFeed(cache, repository)
             _ = first.identity
             if gzip { _ = await first.gzipped() }

@@ -40,3 +40,10 @@ func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch
 func readFeed(_ cache: ChattFeedCache, _ repository: BenchRepository) async -> EncodedFeed {
     try! cache.feed(.maps, from: repository)
 }
+
+/// The cached feeds, trusting notifications as a server whose listener listens does.
+func makeFeeds(_ repository: BenchRepository) -> ChattFeedCache {
+    let cache = ChattFeedCache()
+    cache.setNotificationsTrusted(true)
+    return cache
+}

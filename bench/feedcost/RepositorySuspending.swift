@@ -54,3 +54,14 @@ func postAndRead(_ repository: BenchRepository, _ cache: ChattFeedCache, _ batch
 func readFeed(_ cache: ChattFeedCache, _ repository: BenchRepository) async -> EncodedFeed {
     try! await cache.feed(.maps, from: repository, before: .now + .seconds(60))
 }
+
+/// The cached feeds, trusting notifications as a server whose listener listens does.
+func makeFeeds(_ repository: BenchRepository) -> ChattFeedCache {
+    let cache = ChattFeedCache()
+    cache.setNotificationsTrusted(true)
+    return cache
+}
+
+/// A post's rows stored (not timed: the in-memory store's growth is not the feed's cost), then taken in (timed).
+func storeBatch(_ repository: BenchRepository, _ count: Int) -> ChattBatch { repository.addBatch(count) }
+func takeIn(_ rows: ChattBatch, _ repository: BenchRepository, _ cache: ChattFeedCache) async { cache.append(rows) }

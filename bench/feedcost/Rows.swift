@@ -10,7 +10,7 @@ func makeRow(_ i: Int) -> StoredChatt {
     return StoredChatt(
         name: "user\(i % 100)", message: "message number \(i) from the benchmark", id: id,
         timestamp: "2026-03-25T08:\(String(format: "%02d", (i / 1_000_000) % 60)):59.\(us)Z",
-        geodata: "[42.2936,-83.7166,\"North\",\"walking\"]")
+        geodata: benchGeodata)
 }
 
 /// The process's CPU time: a feed read is an async call, which may run on any of the runtime's threads.
@@ -19,3 +19,6 @@ func cpuNow() -> Double {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
     return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
 }
+
+/// Where every chatt of the benchmark was posted from.
+let benchGeodata = "[42.2936,-83.7166,\"North\",\"walking\"]"

@@ -28,16 +28,15 @@ func mergeCopies(_ previous: [ArraySlice<UInt8>], _ next: [ArraySlice<UInt8>]) -
         let args = CommandLine.arguments
         let rows = Int(args[1])!, batch = Int(args[2])!, posts = Int(args[3])!
         let repository = BenchRepository(rows: rows)
-        let cache = ChattFeedCache()
-        cache.setNotificationsTrusted(true)
+        let cache = makeFeeds(repository)
         var parts = await SharedParts(readFeed(cache, repository))
         var copied = (identity: 0, gzip: 0), added = (identity: 0, gzip: 0), most = (identity: 0, gzip: 0)
         var samples: [Double] = []
         for _ in 0..<posts {
             // The in-memory store's own growth (copying its array of rows now and then) is not the feed's cost.
-            let rows = repository.addBatch(batch)
+            let rows = storeBatch(repository, batch)
             let start = cpuNow()
-            cache.append(rows)
+            await takeIn(rows, repository, cache)
             let feed = await readFeed(cache, repository)
             _ = await feed.gzipped()
             samples.append(cpuNow() - start)

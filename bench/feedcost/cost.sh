@@ -25,7 +25,14 @@ cp "$ROOT/bench/feedcost/Rows.swift" "$dir/Sources/FeedBench/"
 repository=RepositoryRebuilding.swift
 grep -q readChatts "$dir/Sources/ChattModel/ChattRepository.swift" && repository=RepositoryAppending.swift
 grep -q ContinuousClock "$dir/Sources/ChattModel/ChattRepository.swift" && repository=RepositorySuspending.swift
+dependencies='"ChattFeed", "ChattModel", "HTTPCore", "Locking"'
+# From the change log on, the feeds follow a log, and the test repository in memory is the store.
+if [[ -d $dir/Sources/ChangeLog ]]; then
+    repository=RepositoryLogged.swift
+    dependencies+=', "TestSupport"'
+fi
 cp "$ROOT/bench/feedcost/$repository" "$dir/Sources/FeedBench/Repository.swift"
-grep -q FeedBench "$dir/Package.swift" || sed -i 's|^\(        \.executableTarget(name: "chatterd".*\)$|\1\n        .executableTarget(name: "FeedBench", dependencies: ["ChattFeed", "ChattModel", "HTTPCore", "Locking"]),|' "$dir/Package.swift"
+grep -q FeedBench "$dir/Package.swift" \
+    || sed -i "s|^\(        \.executableTarget(name: \"chatterd\".*\)\$|\1\n        .executableTarget(name: \"FeedBench\", dependencies: [$dependencies]),|" "$dir/Package.swift"
 (cd "$dir" && swift build -c release --product FeedBench >/dev/null)
 ${FEEDBENCH_WRAP:-} "$dir/.build/release/FeedBench" "$@"
