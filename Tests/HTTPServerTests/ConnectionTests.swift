@@ -24,6 +24,9 @@ import Testing
         defer { harness.stop() }
         let client = try TestClient(port: harness.port)
         client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /inline HTTP/1.1\r\nHost: x\r\n\r\n")
+        // /inline, which would be answered at once, waits behind /slow at the handler.
+        try #require(harness.slow.waitForArrival())
+        harness.slow.release()
         #expect(client.readResponse().map { String(decoding: $0.body, as: UTF8.self) } == "\"/slow 0\"")
         #expect(client.readResponse().map { String(decoding: $0.body, as: UTF8.self) } == "\"/inline 0\"")
     }
@@ -184,9 +187,12 @@ import Testing
         defer { harness.stop() }
         let busy = try TestClient(port: harness.port)
         busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)  // /slow is now with the handler for 300 ms
+        try #require(harness.slow.waitForArrival())
         let waiting = try TestClient(port: harness.port)
         waiting.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        // Past several of the acceptor's looks for room (every 250 ms) with the request still at the handler.
+        #expect(!waiting.hasResponse(within: 0.6), "answered while the only slot's request was with the handler")
+        harness.slow.release()
         let answered = try #require(busy.readResponse(), "not shed while its request was with the handler")
         #expect(String(decoding: answered.body, as: UTF8.self) == "\"/slow 0\"")
         #expect(waiting.readResponse()?.status == 200, "then shed once idle")
@@ -196,9 +202,17 @@ import Testing
         let harness = try ServerHarness()
         let client = try TestClient(port: harness.port)
         client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(100_000)  // let the request reach the handler
+        try #require(harness.slow.waitForArrival())
         let stopped = DispatchSemaphore(value: 0)
         harness.server.shutdown(deadlineSeconds: 5) { stopped.signal() }
+        // The listener closes after the connections are told to drain, so once it refuses, the answer comes later.
+        var refused = false
+        for _ in 0..<500 where !refused {
+            refused = (try? TestClient(port: harness.port)) == nil
+            if !refused { usleep(10_000) }
+        }
+        try #require(refused, "the listener stayed open")
+        harness.slow.release()
         let response = try #require(client.readResponse())
         #expect(response.status == 200)
         #expect(response.header("Connection") == "close")

@@ -3,13 +3,30 @@ import HTTPCore
 @testable import HTTPServer
 import Logging
 
-/// A server on an ephemeral loopback port with a test handler: `/slow` waits 300 ms, everything else
-/// answers 200 with the path as body, from another thread (a deferred plan);
+/// A server on an ephemeral loopback port with a test handler: `/slow` waits at `slow` until the test lets it go,
+/// everything else answers 200 with the path as body, from another thread (a deferred plan);
 /// `/inline` and `/not-modified` (a 304 whose body stands for the 200's) are answered on the I/O queue.
 final class ServerHarness {
     let server: Server
     let port: UInt16
     let statistics = ServerStatistics()
+    let slow = Gate()
+
+    /// Where `/slow` waits: the test learns when a request is there, and lets it go.
+    final class Gate: Sendable {
+        private let arrivals = DispatchSemaphore(value: 0)
+        private let releases = DispatchSemaphore(value: 0)
+
+        /// Waits until a request is at the gate; false after 10 s.
+        func waitForArrival() -> Bool { arrivals.wait(timeout: .now() + 10) == .success }
+        /// Lets one request through (one that comes later passes at once).
+        func release() { releases.signal() }
+
+        fileprivate func pass() {
+            arrivals.signal()
+            releases.wait()
+        }
+    }
 
     init(tls: TLSConfiguration? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration()
@@ -17,8 +34,8 @@ final class ServerHarness {
         configuration.port = 0
         configuration.tls = tls
         configure(&configuration)
-        let respond: @Sendable (HTTPRequest) -> HTTPResponse = { request in
-            if request.path == "/slow" { usleep(300_000) }
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse = { [slow] request in
+            if request.path == "/slow" { slow.pass() }
             return .json(.ok, Array("\"\(request.path) \(request.body.count)\"".utf8))
         }
         let handler = HTTPHandler(plan: { request in

@@ -158,6 +158,14 @@ final class TestClient {
         return response
     }
 
+    /// Whether anything (a response, or the end of the connection) arrives within `seconds`, over plain TCP: for
+    /// asserting that nothing does while the server must hold back, however slow the machine.
+    func hasResponse(within seconds: Double) -> Bool {
+        guard buffer.isEmpty else { return true }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, Int32(seconds * 1000)) > 0
+    }
+
     /// True when the server has closed the connection (end of stream, or a reset, before any further byte).
     func isClosedByServer() -> Bool {
         buffer.isEmpty && read() == .endOfStream
