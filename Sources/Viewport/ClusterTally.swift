@@ -37,6 +37,9 @@ public struct ClusterTally: Sendable {
     private let rowEdges: [Double]
     /// Column by column, top to bottom.
     private var cells: [ClusterCell]
+    /// The window's columns and rows whose cells were counted from `ClusterCounts` (see `count(from:inside:)`): a
+    /// walk of the packed runs leaves their points out.
+    private var counted: (columns: ClosedRange<Int>, rows: ClosedRange<Int>)?
 
     /// A point this close to a row's edge (in degrees) has its row worked out by `ClusterGrid.row(of:)` itself,
     /// which the edges' inverse computation could disagree with in the last bits.
@@ -90,22 +93,90 @@ public struct ClusterTally: Sendable {
         cells[cell(of: point)].add(count: 1, longitudeSum: point.longitude, latitudeSum: point.latitude, row: row)
     }
 
-    /// Counts `chatts` (points in the box, with their rows), all within the rectangle from `low` to `high`: where
-    /// its corners share a column or a row, so do the points, and only the other is looked up.
-    mutating func add(_ chatts: some Sequence<(MapPoint, Int)>, within low: MapPoint, _ high: MapPoint) {
+    // MARK: - A walk of packed runs
+
+    /// Counts the packed chatt of `row`, at `point` (in the box), unless its cell was counted already.
+    mutating func addPacked(_ point: MapPoint, row: Int) {
+        let (column, windowRow) = (column(of: point.longitude), self.row(of: point.latitude))
+        guard !isCounted(column: column, row: windowRow) else { return }
+        cells[column * rows + windowRow].add(
+            count: 1, longitudeSum: point.longitude, latitudeSum: point.latitude, row: row)
+    }
+
+    /// Counts packed `chatts` (points in the box, with their rows), all within the rectangle from `low` to `high`,
+    /// but those in cells counted already: where its corners share a column or a row, so do the points, and only
+    /// the other is looked up.
+    mutating func addPacked(_ chatts: some Sequence<(MapPoint, Int)>, within low: MapPoint, _ high: MapPoint) {
         let (west, east) = (column(of: low.longitude), column(of: high.longitude))
         let (north, south) = (row(of: high.latitude), row(of: low.latitude))
         for (point, row) in chatts {
             let column = west == east ? west : column(of: point.longitude)
             let windowRow = north == south ? north : self.row(of: point.latitude)
+            guard !isCounted(column: column, row: windowRow) else { continue }
             cells[column * rows + windowRow].add(
                 count: 1, longitudeSum: point.longitude, latitudeSum: point.latitude, row: row)
         }
     }
 
-    /// Counts `count` (at least 2) chatts in the cell at `index` whose positions add up to the sums.
-    mutating func add(cell index: Int, count: Int, longitudeSum: Double, latitudeSum: Double) {
+    /// Counts `count` (at least 2) packed chatts in the cell at `index` whose positions add up to the sums, unless
+    /// the cell was counted already.
+    mutating func addPacked(cell index: Int, count: Int, longitudeSum: Double, latitudeSum: Double) {
+        guard !isCounted(column: index / rows, row: index % rows) else { return }
         cells[index].add(count: count, longitudeSum: longitudeSum, latitudeSum: latitudeSum, row: -1)
+    }
+
+    /// Whether every point in the rectangle from `low` to `high` (in the box) lies in a cell counted already.
+    func isCounted(low: MapPoint, high: MapPoint) -> Bool {
+        guard let counted else { return false }
+        return counted.columns.contains(column(of: low.longitude)) && counted.columns.contains(column(of: high.longitude))
+            && counted.rows.contains(row(of: high.latitude)) && counted.rows.contains(row(of: low.latitude))
+    }
+
+    @inline(__always)
+    private func isCounted(column: Int, row: Int) -> Bool {
+        guard let counted else { return false }
+        return counted.columns.contains(column) && counted.rows.contains(row)
+    }
+
+    // MARK: - Cells counted beforehand
+
+    /// Takes the cells wholly inside `box` (this tally's box) from `counts`, whose grid must be as fine as this
+    /// one's or finer; a walk of the packed runs then counts only the points of the other cells. A cell counts as
+    /// inside when its edges are `edgeMargin` or more inside the box's, or on the map's own edges: a point is then
+    /// in the box however its cell was rounded.
+    mutating func count(from counts: ClusterCounts, inside box: BoundingBox) {
+        let side = grid.cellsPerSide
+        let columnsInside = (0..<columns).filter { column in
+            let absolute = (firstColumn + column) % side
+            let west = Double(absolute) / Double(side) * 360 - 180
+            let east = Double(absolute + 1) / Double(side) * 360 - 180
+            let afterWest = west >= box.west + Self.edgeMargin || (west == -180 && box.west == -180)
+            let beforeEast = east <= box.east - Self.edgeMargin || (east == 180 && box.east == 180)
+            guard box.crossesAntimeridian else { return afterWest && beforeEast }
+            // The window runs from the box's west edge to the antimeridian, then on to its east edge.
+            return column < side - firstColumn ? afterWest : beforeEast
+        }
+        let rowsInside = (0..<rows).filter { row in
+            let absolute = firstRow + row
+            let belowNorth = absolute == 0 ? box.north == 90 : rowEdges[row] <= box.north - Self.edgeMargin
+            let aboveSouth = absolute == side - 1 ? box.south == -90 : rowEdges[row + 1] >= box.south + Self.edgeMargin
+            return belowNorth && aboveSouth
+        }
+        guard let firstColumnInside = columnsInside.first, let lastColumnInside = columnsInside.last,
+            let firstRowInside = rowsInside.first, let lastRowInside = rowsInside.last,
+            columnsInside.count == lastColumnInside - firstColumnInside + 1,
+            rowsInside.count == lastRowInside - firstRowInside + 1
+        else { return }
+        counted = (firstColumnInside...lastColumnInside, firstRowInside...lastRowInside)
+        for column in firstColumnInside...lastColumnInside {
+            let absolute = (firstColumn + column) % side
+            for row in firstRowInside...lastRowInside {
+                let cell = counts.cell(column: absolute, row: firstRow + row, of: grid)
+                guard cell.count > 0 else { continue }
+                cells[column * rows + row].add(
+                    count: cell.count, longitudeSum: cell.longitudeSum, latitudeSum: cell.latitudeSum, row: cell.row)
+            }
+        }
     }
 
     /// The cells with chatts, column by column from the box's west edge, top to bottom.

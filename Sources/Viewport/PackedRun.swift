@@ -152,9 +152,11 @@ final class PackedRun: Sendable {
         }
     }
 
-    /// Counts into `tally` the rows within `allowed` whose points lie in `box`. A node wholly in the box, its rows
-    /// all allowed and its box within one cell of the grid, is counted whole, without a look at its points: the
-    /// walk costs the cells on screen and the nodes along their edges, not the chatts in them.
+    /// Counts into `tally` the rows within `allowed` whose points lie in `box`, but those in cells the tally has
+    /// counted already (`ClusterTally.count(from:inside:)`). A node wholly in the box, its rows all allowed and its
+    /// box within one cell of the grid, is counted whole, without a look at its points; one wholly in cells counted
+    /// already is passed over. The walk costs the cells on screen and the nodes along their edges, not the chatts in
+    /// them.
     func tally(_ box: BoundingBox, in allowed: Range<Int>, into tally: inout ClusterTally) {
         guard !points.isEmpty else { return }
         let allowedFirst = Int32(clamping: allowed.lowerBound)
@@ -168,10 +170,11 @@ final class PackedRun: Sendable {
             let (low, high) = (lows[node], highs[node])
             let whole =
                 firstRows[node] >= allowedFirst && lastRows[node] < allowedEnd && box.covers(low: low, high: high)
+            if whole, tally.isCounted(low: low, high: high) { continue }
             if whole, counts[node] >= 2 {
                 let cell = tally.cell(of: low)
                 if cell == tally.cell(of: high) {
-                    tally.add(
+                    tally.addPacked(
                         cell: cell, count: Int(counts[node]), longitudeSum: longitudeSums[node],
                         latitudeSum: latitudeSums[node])
                     continue
@@ -179,12 +182,12 @@ final class PackedRun: Sendable {
             }
             if level == 1, whole {
                 let chatts = children(of: node, level: 1).lazy.map { (self.points[$0], Int(self.pointRows[$0])) }
-                tally.add(chatts, within: low, high)
+                tally.addPacked(chatts, within: low, high)
             } else if level == 1 {
                 for index in children(of: node, level: 1)
                 where pointRows[index] >= allowedFirst && pointRows[index] < allowedEnd && box.contains(points[index])
                 {
-                    tally.add(points[index], row: Int(pointRows[index]))
+                    tally.addPacked(points[index], row: Int(pointRows[index]))
                 }
             } else {
                 stack += children(of: node, level: level).map { (node: $0, level: level - 1) }

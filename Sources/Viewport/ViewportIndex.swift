@@ -11,6 +11,8 @@ public struct ViewportIndex: Sendable {
     private var runs: [PackedRun] = []
     /// The rows in runs.
     public private(set) var packed = 0
+    /// The rows in runs, counted in cells for cluster answers at low zooms.
+    private var counts = ClusterCounts()
 
     public init() {}
 
@@ -49,8 +51,12 @@ public struct ViewportIndex: Sendable {
     ) -> ViewportClusters {
         packNewRows(upTo: rowCount, reading: read)
         let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
+        let inRuns = allowed.clamped(to: 0..<packed)
+        // The counts are of every packed row: an answer of fewer (an older version) walks its runs.
+        let countsApply = grid.zoom <= ClusterCounts.zoom && inRuns.count == packed
         return ViewportClusters(
-            box: box, grid: grid, runs: runs, inRuns: allowed.clamped(to: 0..<packed), unpacked: read(unpacked, box))
+            box: box, grid: grid, runs: runs, inRuns: inRuns, unpacked: read(unpacked, box),
+            counts: countsApply ? counts : nil)
     }
 
     /// This index of a feed with the rows `removed` (rising) taken out and the rest renumbered from 0 in order, as a
@@ -80,6 +86,7 @@ public struct ViewportIndex: Sendable {
             run.keeping(rows: start(run.rows.lowerBound)..<start(run.rows.upperBound), renumbered: renumbered)
         }
         index.packed = Int(renumbered[packed])
+        for run in index.runs { index.counts.add(run.located) }
         return index
     }
 
@@ -95,6 +102,7 @@ public struct ViewportIndex: Sendable {
     /// their sizes quadruple again.
     private mutating func pack(_ located: [LocatedRow], upTo end: Int) {
         runs.append(PackedRun(rows: packed..<end, located: located))
+        counts.add(located)
         packed = end
         while runs.count >= 2, runs[runs.count - 2].rows.count < 4 * runs[runs.count - 1].rows.count {
             let newer = runs.removeLast()
@@ -145,10 +153,13 @@ public struct ViewportClusters: Sendable {
     let runs: [PackedRun]
     let inRuns: Range<Int>
     let unpacked: [LocatedRow]
+    /// The counts of every row in runs, when the grid is coarse enough for them.
+    let counts: ClusterCounts?
 
     /// The cells of every row in the box, counted once.
     public func tally() -> ClusterTally {
         var tally = ClusterTally(grid: grid, box: box)
+        if let counts { tally.count(from: counts, inside: box) }
         for run in runs where run.rows.overlaps(inRuns) {
             run.tally(box, in: inRuns, into: &tally)
         }

@@ -111,4 +111,67 @@ import Testing
         #expect(tally.occupied.count == 16)
         #expect(tally.occupied.map(\.count).reduce(0, +) == 50_000)
     }
+
+    @Test func lowZoomsCountTheCellsInsideFromTheCountsAndStayExact() throws {
+        var random = ViewportIndexTests.SeededRandom(state: 11)
+        let fine = try #require(ClusterGrid(zoom: ClusterCounts.zoom))
+        var points: [MapPoint?] = []
+        for _ in 0..<3000 {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0:
+                // On the edges of the finest counted cells, where rounding could put a point on either side.
+                let longitude = Double(Int.random(in: 0...256, using: &random)) / 256 * 360 - 180
+                let latitude = fine.topLatitude(of: Int.random(in: 1..<256, using: &random))
+                points.append(MapPoint(longitude: longitude, latitude: [latitude, latitude.nextUp, latitude.nextDown][
+                    Int.random(in: 0..<3, using: &random)]))
+            default:
+                points.append(ViewportIndexTests.point(&random))
+            }
+        }
+        var index = ViewportIndex()
+        var boxes = [
+            BoundingBox(west: -180, south: -90, east: 180, north: 90)!,
+            BoundingBox(west: -180, south: -85.051_128_78, east: 180, north: 85.051_128_78)!,
+            BoundingBox(west: 180, south: -90, east: -180, north: 90)!,
+            BoundingBox(west: 170, south: -60, east: -170, north: 60)!,
+            BoundingBox(west: -90, south: 0, east: 0, north: fine.topLatitude(of: 64))!,
+        ]
+        for _ in 0..<30 { boxes.append(ViewportIndexTests.box(&random)) }
+        // Boxes whose edges are the finest cells' edges, or a hair either side of them.
+        func nudged(_ edge: Double) -> Double { [edge, edge.nextUp, edge.nextDown][Int.random(in: 0..<3, using: &random)] }
+        for _ in 0..<30 {
+            let (west, east) = (Int.random(in: 0..<128, using: &random), Int.random(in: 128...256, using: &random))
+            let (north, south) = (Int.random(in: 1..<128, using: &random), Int.random(in: 128..<256, using: &random))
+            boxes.append(BoundingBox(
+                west: nudged(Double(west) / 256 * 360 - 180), south: nudged(fine.topLatitude(of: south)),
+                east: min(180, nudged(Double(east) / 256 * 360 - 180)), north: nudged(fine.topLatitude(of: north)))!)
+        }
+        for removal in 0..<2 {
+            var locations = RowLocations()
+            for point in points { locations.append(point) }
+            let snapshot = locations
+            for box in boxes {
+                for zoom in 0...ClusterCounts.zoom {
+                    let grid = try #require(ClusterGrid(zoom: zoom))
+                    guard grid.fits(box) else { continue }
+                    let tally = index.clusters(box, in: 0..<points.count, on: grid, rowCount: points.count) {
+                        rows, inside in snapshot.located(in: rows, inside: inside)
+                    }.tally()
+                    let inBox = points.indices.compactMap { row in points[row].flatMap { box.contains($0) ? (row, $0) : nil } }
+                    let (got, want) = (tally.occupied, Self.cells(of: inBox, in: box, on: grid))
+                    #expect(got.map(\.count) == want.map(\.count), "\(box) zoom \(zoom), after \(removal) removals")
+                    #expect(got.map(\.row) == want.map(\.row), "lone chatts name their rows")
+                    for (cell, reference) in zip(got, want) {
+                        #expect(abs(cell.center.longitude - reference.center.longitude) < 1e-9)
+                        #expect(abs(cell.center.latitude - reference.center.latitude) < 1e-9)
+                    }
+                }
+            }
+            // Take some rows out, as a removal does, and look again.
+            let removed = stride(from: 7, to: points.count, by: 13).map { $0 }
+            index = index.keeping(removing: removed)
+            let gone = Set(removed)
+            points = points.indices.filter { !gone.contains($0) }.map { points[$0] }
+        }
+    }
 }
