@@ -179,6 +179,11 @@ public struct ClusterTally: Sendable {
         }
     }
 
+    /// The cells of the window's `column` in `rows`, top to bottom.
+    func column(_ column: Int, rows range: Range<Int>) -> ArraySlice<ClusterCell> {
+        cells[(column * rows + range.lowerBound)..<(column * rows + range.upperBound)]
+    }
+
     /// The cells with chatts, column by column from the box's west edge, top to bottom.
     public var occupied: [ClusterCell] {
         cells.filter { $0.count > 0 }

@@ -112,6 +112,11 @@ final class PackedRun: Sendable {
         zip(points, pointRows).map { LocatedRow(point: $0, row: Int($1)) }
     }
 
+    /// Counts its points into `counts`.
+    func count(into counts: inout ClusterCounts) {
+        for index in points.indices { counts.add(points[index], row: Int(pointRows[index])) }
+    }
+
     /// Appends to `hits` the rows within `allowed` whose points lie in `box`, in feed order (newest first when
     /// `newestFirst`), until `hits` holds `limit`.
     func search(_ box: BoundingBox, in allowed: Range<Int>, newestFirst: Bool, limit: Int, into hits: inout [Int]) {

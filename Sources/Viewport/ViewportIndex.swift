@@ -86,7 +86,7 @@ public struct ViewportIndex: Sendable {
             run.keeping(rows: start(run.rows.lowerBound)..<start(run.rows.upperBound), renumbered: renumbered)
         }
         index.packed = Int(renumbered[packed])
-        for run in index.runs { index.counts.add(run.located) }
+        for run in index.runs { run.count(into: &index.counts) }
         return index
     }
 
@@ -102,7 +102,7 @@ public struct ViewportIndex: Sendable {
     /// their sizes quadruple again.
     private mutating func pack(_ located: [LocatedRow], upTo end: Int) {
         runs.append(PackedRun(rows: packed..<end, located: located))
-        counts.add(located)
+        for row in located { counts.add(row.point, row: row.row) }
         packed = end
         while runs.count >= 2, runs[runs.count - 2].rows.count < 4 * runs[runs.count - 1].rows.count {
             let newer = runs.removeLast()
