@@ -14,13 +14,15 @@
 #              returning rows: pgbench with the newest 500 whole rows of a random box of the class
 #              (bench/sql/postgis-rows.sql, prepared), closed loop with CONNECTIONS clients, and open loop (--rate)
 #              at chatterd's open-loop rate: the database's ceiling without HTTP;
-#   clusters   /getmaps/clusters of the whole world at zooms 0 to 3 and of BOXES screens (1024 x 768 pixels) at
+#   clusters   /getmaps/clusters of the whole world at zooms 0 to 6 and of BOXES screens (1024 x 768 pixels) at
 #              random zooms around random chatts, in turn: wrk closed loop, then open loop at half its rate;
 #   start      a chatterd started on the store: seconds to its first bbox answer, its RSS then;
-# and the index alone against a scan of every row, in one process (bench/viewport-index).
+# and the index alone against a scan of every row, in one process (bench/viewport-index). --only boxes or
+# --only clusters runs that scenario alone (with the start, and the index alone).
 # Writes .build/viewport/results.md and keeps every tool's output there.
 #
 # Usage: bench/viewport.sh [--rows N] [--mixes LIST] [--boxes N] [--duration S] [--connections C] [--max-open R]
+#                          [--only boxes|clusters]
 #   defaults: --rows 1000000 --mixes campus,uniform,tracks --boxes 20 --duration 10 --connections 8 --max-open 1500
 # Environment: CHATTERD_BIN (a chatterd to use instead of building), CHATTERD_BUILD_DIR (.build).
 set -euo pipefail
@@ -33,7 +35,7 @@ for lib in scripts/lib/common.sh scripts/lib/postgres.sh scripts/lib/deps.sh ben
     source "$lib"
 done
 
-usage() { sed -n '21,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '24,27p' "$0" | sed 's/^# \{0,1\}//'; }
 
 rows=1000000 mixes=campus,uniform,tracks boxes=20 duration=10 connections=8 max_open=1500
 command_line="bench/viewport.sh${*:+ $*}"
@@ -45,11 +47,14 @@ while (( $# > 0 )); do
         --duration) duration=${2:?}; shift 2 ;;
         --connections) connections=${2:?}; shift 2 ;;
         --max-open) max_open=${2:?}; shift 2 ;;
+        --only) only=${2:?}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option: $1" ;;
     esac
 done
 classes=(10 100 1000 10000 100000)
+only=${only:-boxes,clusters}
+[[ $only =~ ^(boxes|clusters|boxes,clusters)$ ]] || die "--only takes boxes or clusters"
 
 out=$ROOT/.build/viewport
 rm -rf -- "$out"
@@ -159,22 +164,31 @@ open_loop() {
 
 run_mix() {
     local mix=$1
-    local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
-    local through_pid through_url t50 t99 tmax before handler
-    bindir=$(pg_bindir) || die "no PostgreSQL binaries"
+    local dir=$out/$mix
     mkdir -p "$dir"
     seed_mix "$mix"
     bench_psql -At -c "SELECT ST_X(geom), ST_Y(geom) FROM chatts WHERE geom IS NOT NULL" \
         | python3 bench/lib/viewport_boxes.py "$dir" --boxes "$boxes" >"$dir/classes.txt" \
         || die "viewport_boxes.py failed"
     bench_psql -q -f "$dir/boxes.sql"
+    start_viewport_server "$dir/chatterd.log"
+    printf '## %s\n\n%s.\n\n' "$mix" "$START_FIGURES" >>"$report"
+    if [[ $only == *boxes* ]]; then run_boxes "$mix"; fi
+    if [[ $only == *clusters* ]]; then run_clusters "$mix"; fi
+    stop_tracked_one "$PID"
+}
+
+# The boxes of each class of MIX: chatterd closed and open loop, PostGIS through a second chatterd and returning rows.
+run_boxes() {
+    local mix=$1
+    local dir=$out/$mix class closed rate closed_db open_db bindir c50 c99 o50 o99 omax dbtps d50 d99 e50 e99 emax
+    local server_pid=$PID server_url=$URL through_pid through_url t50 t99 tmax before handler
+    bindir=$(pg_bindir) || die "no PostgreSQL binaries"
     start_viewport_server "$dir/chatterd-postgis.log" --bbox-in-database
     through_pid=$PID through_url=$URL
-    start_viewport_server "$dir/chatterd.log"
+    PID=$server_pid URL=$server_url
     {
-        echo "## $mix"
-        echo
-        echo "$START_FIGURES. Hits per class: $(awk '{ printf "%s%s", sep, $5; sep = ", " }' "$dir/classes.txt")."
+        echo "Hits per class: $(awk '{ printf "%s%s", sep, $5; sep = ", " }' "$dir/classes.txt")."
         echo
         echo "Open loop, each at chatterd's open-loop rate: chatterd (and its handler's mean time, from /metrics);"
         echo "PostGIS through chatterd; PostGIS returning rows (pgbench, no HTTP or TLS). Ratios: PostGIS's p99 over"
@@ -210,6 +224,13 @@ run_mix() {
             "$(awk -v a="$e99" -v b="$o99" 'BEGIN { printf "%.1f×", a / b }') |" >>"$report"
     done
     echo >>"$report"
+    stop_tracked_one "$through_pid"
+}
+
+# The clusters of MIX: wrk closed loop, then open loop at half its rate.
+run_clusters() {
+    local mix=$1
+    local dir=$out/$mix closed rate c50 c99 o50 o99 omax before handler
     log "$mix, clusters: wrk -c$connections, then open loop"
     closed_loop "$dir/wrk-clusters.txt" "$dir/clusters.txt"
     read -r closed c50 c99 _ <<<"$(bench_line "$dir/wrk-clusters.txt")"
@@ -219,12 +240,10 @@ run_mix() {
     read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-clusters.txt")"
     handler=$(handler_mean "$before" "$(duration_totals "$URL")")
     {
-        echo "Clusters (the whole world at zooms 0-3 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
+        echo "Clusters (the whole world at zooms 0-6 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
         echo "p50 $c50, p99 $c99; open loop at $rate/s: p50 $o50, p99 $o99, max $omax; handler mean $handler."
         echo
     } >>"$report"
-    stop_tracked_one "$PID"
-    stop_tracked_one "$through_pid"
 }
 
 IFS=, read -r -a mix_list <<<"$mixes"
