@@ -145,7 +145,7 @@ private final class SessionRun {
             precondition(!handled.contains(stream), "a stream both handled and rejected")
             precondition(response.status.code >= 400, "a rejection that is not an error")
             answered[stream] = isHead ? 0 : response.body.count
-            perform(machine.respond(toRejected: response, on: stream, isHead: isHead, requestID: "r", date: date))
+            machine.respond(toRejected: response, on: stream, isHead: isHead, requestID: "r", date: date)
         }
         while let (request, stream) = machine.nextRequest() {
             check(request, on: stream)
@@ -175,7 +175,7 @@ private final class SessionRun {
         let length = min(request.path.utf8.count * 1021, 70_000)
         let response = HTTPResponse.json(.ok, Array(repeating: UInt8(ascii: "x"), count: length))
         answered[stream] = response.sendsBody(inAnswerTo: request.method) ? length : 0
-        perform(machine.respond(response, on: stream, requestID: "r", date: date))
+        machine.respond(response, on: stream, requestID: "r", date: date)
     }
 }
 
