@@ -92,7 +92,7 @@ private func messages(_ feed: EncodedFeed) -> [String] {
     /// Posts `chatt(serial)` and waits until the log has told `feeds` of it.
     private func post(_ serial: Int, to feeds: ChattFeed) async throws {
         try await repository.add(chatt(serial))
-        _ = try await feeds.log.caughtUp(before: .now + .seconds(10))
+        _ = try await feeds.log.caughtUp(before: .untilTheTestFails)
     }
 
     @Test func stretchesOfTheLogNobodyReadIsAppendedByTheNextReadInOrder() async throws {

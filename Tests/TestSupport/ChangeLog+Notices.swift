@@ -5,6 +5,6 @@ extension ChangeLog {
     /// A notice came (`noticed()`), and the log has read the store since: a read after this sees what it announced.
     public func noticedAndRead() async throws(RepositoryError) {
         noticed()
-        _ = try await synced(before: .now + .seconds(60))
+        _ = try await synced(before: .untilTheTestFails)
     }
 }
