@@ -14,8 +14,10 @@
 #              returning rows: pgbench with the newest 500 whole rows of a random box of the class
 #              (bench/sql/postgis-rows.sql, prepared), closed loop with CONNECTIONS clients, and open loop (--rate)
 #              at chatterd's open-loop rate: the database's ceiling without HTTP;
-#   clusters   /getmaps/clusters of the whole world at zooms 0 to 6 and of BOXES screens (1024 x 768 pixels) at
-#              random zooms around random chatts, in turn: wrk closed loop, then open loop at half its rate;
+#   clusters   /getmaps/clusters of the whole world at zooms 0 to 3 (a screen up to 2 048 pixels wide shows it
+#              whole) and of BOXES screens (1024 x 768 pixels) at random zooms around random chatts, in turn: wrk
+#              closed loop, then open loop at half its rate; then the whole world at each zoom 0 to 6 alone, one
+#              request at a time;
 #   start      a chatterd started on the store: seconds to its first bbox answer, its RSS then;
 # and the index alone against a scan of every row, in one process (bench/viewport-index). --only boxes or
 # --only clusters runs that scenario alone (with the start, and the index alone).
@@ -35,7 +37,7 @@ for lib in scripts/lib/common.sh scripts/lib/postgres.sh scripts/lib/deps.sh ben
     source "$lib"
 done
 
-usage() { sed -n '24,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '26,29p' "$0" | sed 's/^# \{0,1\}//'; }
 
 rows=1000000 mixes=campus,uniform,tracks boxes=20 duration=10 connections=8 max_open=1500
 command_line="bench/viewport.sh${*:+ $*}"
@@ -240,10 +242,26 @@ run_clusters() {
     read -r _ o50 o99 omax <<<"$(bench_line "$dir/open-clusters.txt")"
     handler=$(handler_mean "$before" "$(duration_totals "$URL")")
     {
-        echo "Clusters (the whole world at zooms 0-6 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
+        echo "Clusters (the whole world at zooms 0-3 and $boxes screens at zooms 2-18, gzip): closed $closed req/s,"
         echo "p50 $c50, p99 $c99; open loop at $rate/s: p50 $o50, p99 $o99, max $omax; handler mean $handler."
         echo
+        echo "The whole world alone, one request at a time (curl, kept alive, gzip; the median of 5):"
+        whole_world_line
+        echo
     } >>"$report"
+}
+
+# Prints, for each zoom 0-6, the median time of 5 requests for the whole world's clusters (after one that opens the
+# connection) and their gzip size.
+whole_world_line() {
+    local zoom url args
+    for zoom in 0 1 2 3 4 5 6; do
+        url="$URL/getmaps/clusters?zoom=$zoom" args=()
+        for _ in 1 2 3 4 5 6; do args+=(-o /dev/null "$url"); done
+        curl -sS --cacert "$crt" -H 'Accept-Encoding: gzip' -w '%{time_total} %{size_download}\n' "${args[@]}" \
+            | tail -n 5 | sort -n | awk -v zoom="$zoom" 'NR == 3 { printf "zoom %d %.2f ms (%.0f KB); ", zoom, $1 * 1000, $2 / 1024 }'
+    done
+    echo
 }
 
 IFS=, read -r -a mix_list <<<"$mixes"

@@ -5,8 +5,9 @@ on a chatt picked at random and is the smallest square (in degrees) around it th
 chatts' locations from psql's unaligned output of `SELECT lon, lat` on stdin; writes, for each K, a file
 class-K.txt of request targets (`/getmaps?bbox=W,S,E,N` and SUFFIX); writes boxes.sql, which puts every box in
 bench_boxes (bench/sql/postgis.sql) for pgbench; prints each class's mean hits. Also writes clusters.txt: the
-whole world at every zoom it fits, 0 to 6 (`/getmaps/clusters?zoom=Z`) and BOXES screens of 1024 x 768 pixels at random zooms
-(2 to 18) centred on chatts picked at random, as a map asks for its clusters.
+whole world at zooms 0 to 3, where a screen of at most 2 048 pixels shows it whole (`/getmaps/clusters?zoom=Z`), and
+BOXES screens of 1024 x 768 pixels at random zooms (2 to 18) centred on chatts picked at random, as a map asks for
+its clusters.
 
 Usage: viewport_boxes.py OUTDIR --boxes N [--classes 10,100,...] [--suffix '&newest=500'] [--seed S]
 """
@@ -48,7 +49,7 @@ def main() -> None:
         mean = sum(hits for _, hits in boxes[k]) / len(boxes[k])
         print(f"class {k}: {len(boxes[k])} boxes, {mean:.0f} hits on average")
     with open(f"{args.outdir}/clusters.txt", "w") as out:
-        for zoom in range(7):
+        for zoom in range(4):
             out.write(f"/getmaps/clusters?zoom={zoom}\n")
         for _ in range(args.boxes):
             zoom = rng.randint(2, 18)
