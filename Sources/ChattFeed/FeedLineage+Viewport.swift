@@ -21,17 +21,18 @@ extension FeedLineage {
             guard row >= from, let point = tip.tail[index].chatt.location, box.contains(point) else { return nil }
             return row
         }
+        let newestTail = newest ? Array(tailHits.suffix(limit)) : []
+        let wanted = limit - newestTail.count
         let search = viewport.withLock { index in
             index.search(
-                box, in: min(from, tip.settledRows)..<tip.settledRows, newest: newest, rowCount: tip.settledRows,
-                reading: readLocations)
+                box, in: min(from, tip.settledRows)..<tip.settledRows, newest: newest, wanted: wanted,
+                rowCount: tip.settledRows, reading: readLocations)
         }
         guard newest else {
             let settledHits = search.first(limit)
             return settledHits + tailHits.prefix(limit - settledHits.count)
         }
-        let newestTail = Array(tailHits.suffix(limit))
-        return search.last(limit - newestTail.count) + newestTail
+        return search.last(wanted) + newestTail
     }
 
     /// The cells on `grid` of `tip`'s rows in `box`: settled rows from the viewport index, tail rows one by one.

@@ -23,10 +23,32 @@ public struct RowLocations: Sendable {
     /// The located rows among `rows` (within `0..<count`) that lie in `box` (nil: anywhere), in feed order: what a
     /// `ViewportIndex` reads.
     public func located(in rows: Range<Int>, inside box: BoundingBox? = nil) -> [LocatedRow] {
-        rows.compactMap { row in
-            guard let point = location(of: row), box?.contains(point) ?? true else { return nil }
-            return LocatedRow(point: point, row: row)
+        guard let box else {
+            return rows.compactMap { row in location(of: row).map { LocatedRow(point: $0, row: row) } }
         }
+        // A search may look through tens of thousands of rows for a crowded box (`ViewportIndex.search`): a test
+        // without branches (their mispredictions cost several times the comparisons; bench/RESULTS.md, "Looking
+        // through rows"), in which NaN fails every comparison. A box across the antimeridian is two, either side
+        // of it, with the same latitudes; another is two the same.
+        precondition(rows.upperBound <= count, "rows beyond the locations")
+        let eastern = box.crossesAntimeridian ? 180 : box.east
+        let western = box.crossesAntimeridian ? -180 : box.west
+        let (westLow, westHigh) = (SIMD2(box.west, box.south), SIMD2(eastern, box.north))
+        let (eastLow, eastHigh) = (SIMD2(western, box.south), SIMD2(box.east, box.north))
+        var found: [LocatedRow] = []
+        longitudes.withUnsafeBufferPointer { longitudes in
+            latitudes.withUnsafeBufferPointer { latitudes in
+                for row in rows {
+                    let point = SIMD2(longitudes[row], latitudes[row])
+                    let west = (point .>= westLow) .& (point .<= westHigh)
+                    let east = (point .>= eastLow) .& (point .<= eastHigh)
+                    if all(west .| east) {
+                        found.append(LocatedRow(point: MapPoint(longitude: point.x, latitude: point.y), row: row))
+                    }
+                }
+            }
+        }
+        return found
     }
 
     /// The first `count` rows alone.

@@ -20,27 +20,53 @@ public struct ViewportIndex: Sendable {
     /// (a campus) has its answer there, sooner than a walk through runs whose every node holds some.
     public static let window = 4096
 
+    /// The most rows a search looks through one by one, when the hits it found in them say it will have the ones
+    /// it wants before then: a pass over 64 Ki rows costs about what a walk through the runs does for a box holding
+    /// 1 % of them (bench/viewport-index, "newest 500 by selectivity").
+    public static let mostLookedThrough = 131_072
+
     /// A search for the rows of `allowed` in `box`, in a feed of `rowCount` rows whose located rows `read` gives
-    /// (those of a range, or those of a range in a box, in feed order); `newest` says which end it starts from.
-    /// Packs a new run first when there are enough new rows. The search shares the runs, and may be used outside
-    /// whatever guards this index.
+    /// (those of a range, or those of a range in a box, in feed order); `newest` says which end it starts from and
+    /// `wanted` how many hits it will be asked for (its answers are right for any number; this one says how far
+    /// looking through rows one by one pays). Packs a new run first when there are enough new rows. The search
+    /// shares the runs, and may be used outside whatever guards this index.
     public mutating func search(
-        _ box: BoundingBox, in allowed: Range<Int>, newest: Bool, rowCount: Int,
+        _ box: BoundingBox, in allowed: Range<Int>, newest: Bool, wanted: Int = 500, rowCount: Int,
         reading read: (_ rows: Range<Int>, _ inside: BoundingBox?) -> [LocatedRow]
     ) -> ViewportSearch {
         packNewRows(upTo: rowCount, reading: read)
         let inRuns = allowed.clamped(to: 0..<packed)
         let unpacked = allowed.clamped(to: packed..<max(packed, allowed.upperBound))
-        let window =
-            newest
-            ? max(inRuns.lowerBound, inRuns.upperBound - Self.window)..<inRuns.upperBound
-            : inRuns.lowerBound..<min(inRuns.upperBound, inRuns.lowerBound + Self.window)
-        let windowHits = read(window, box).map(\.row)
         let unpackedHits = read(unpacked, box).map(\.row)
+        // Rows looked through from the end the search starts at, a block at a time, while the hits in them say
+        // the wanted ones are near; the hits of each block in the order looked at.
+        var looked = newest ? inRuns.upperBound..<inRuns.upperBound : inRuns.lowerBound..<inRuns.lowerBound
+        var blocks: [[Int]] = []
+        var (hits, found) = (0, newest ? unpackedHits.count : 0)
+        while found < wanted, looked.count < inRuns.count {
+            var step = Self.window
+            if !looked.isEmpty {
+                // The rows still to look through at the density seen so far, and a quarter more.
+                guard hits > 0 else { break }
+                let projected = Double(wanted - found) * Double(looked.count) / Double(hits) * 1.25
+                guard Double(looked.count) + projected <= Double(Self.mostLookedThrough) else { break }
+                step = max(Self.window, Int(projected))
+            }
+            let block =
+                newest
+                ? max(inRuns.lowerBound, looked.lowerBound - step)..<looked.lowerBound
+                : looked.upperBound..<min(inRuns.upperBound, looked.upperBound + step)
+            let blockHits = read(block, box).map(\.row)
+            blocks.append(blockHits)
+            hits += blockHits.count
+            found += blockHits.count
+            looked = newest ? block.lowerBound..<looked.upperBound : looked.lowerBound..<block.upperBound
+        }
+        let lookedHits = Array((newest ? blocks.reversed() : blocks).joined())
         return ViewportSearch(
             box: box, runs: runs,
-            inRuns: newest ? inRuns.lowerBound..<window.lowerBound : window.upperBound..<inRuns.upperBound,
-            before: newest ? [] : windowHits, after: newest ? windowHits + unpackedHits : unpackedHits)
+            inRuns: newest ? inRuns.lowerBound..<looked.lowerBound : looked.upperBound..<inRuns.upperBound,
+            before: newest ? [] : lookedHits, after: newest ? lookedHits + unpackedHits : unpackedHits)
     }
 
     /// The clusters of the rows of `allowed` in `box` on `grid`, made as `search` makes its search: the rows not in

@@ -18,9 +18,12 @@ private struct IndexedRows {
         index.packNewRows(upTo: locations.count) { rows, inside in locations.located(in: rows, inside: inside) }
     }
 
-    mutating func search(_ box: BoundingBox, in allowed: Range<Int>, newest: Bool = false) -> ViewportSearch {
+    mutating func search(
+        _ box: BoundingBox, in allowed: Range<Int>, newest: Bool = false, wanted: Int = 500
+    ) -> ViewportSearch {
         let locations = locations
-        return index.search(box, in: allowed, newest: newest, rowCount: locations.count) { rows, inside in
+        return index.search(box, in: allowed, newest: newest, wanted: wanted, rowCount: locations.count) {
+            rows, inside in
             locations.located(in: rows, inside: inside)
         }
     }
@@ -103,8 +106,11 @@ private struct IndexedRows {
                 let low = Int.random(in: 0...points.count, using: &random)
                 let allowed = [0..<points.count, low..<points.count, 0..<low][Int.random(in: 0..<3, using: &random)]
                 let expected = allowed.filter { points[$0].map(box.contains) ?? false }
-                let search = index.search(box, in: allowed, newest: Bool.random(using: &random))
-                let limit = [1, 7, 500, Int.max][Int.random(in: 0..<4, using: &random)]
+                // How many it is told will be wanted changes how far it looks row by row, never its answers.
+                let limits = [1, 7, 500, Int.max]
+                let wanted = limits[Int.random(in: 0..<4, using: &random)]
+                let search = index.search(box, in: allowed, newest: Bool.random(using: &random), wanted: wanted)
+                let limit = limits[Int.random(in: 0..<4, using: &random)]
                 #expect(search.first(limit) == Array(expected.prefix(limit)), "\(box) \(allowed) first \(limit)")
                 #expect(search.last(limit) == Array(expected.suffix(limit)), "\(box) \(allowed) last \(limit)")
             }
@@ -150,6 +156,36 @@ private struct IndexedRows {
         #expect(index.count - index.index.packed < ViewportIndex.smallestRun)
         #expect(search.first(3) == [0, 1, 2])
         #expect(search.last(2) == [index.count - 2, index.count - 1])
+    }
+
+    @Test func looksThroughRowsOneByOneOnlyWhileTheHitsSayItPays() {
+        var rows = IndexedRows()
+        // One row in ten at the campus, the rest spread over the world.
+        for row in 0..<(160 * ViewportIndex.smallestRun) {
+            rows.append(
+                row % 10 == 0
+                    ? MapPoint(longitude: -83.74, latitude: 42.28)
+                    : MapPoint(longitude: Double(row % 300) - 150, latitude: Double(row % 7) * 10 - 30))
+        }
+        rows.pack()
+        let campus = BoundingBox(west: -83.75, south: 42.27, east: -83.73, north: 42.29)!
+        let packed = rows.index.packed
+        let hits = Array(stride(from: 0, to: packed, by: 10))
+        // 500 hits are in the newest 5 000 rows: looked through, the runs left alone.
+        let crowded = rows.search(campus, in: 0..<packed, newest: true, wanted: 500)
+        #expect(crowded.inRuns.count <= packed - 5_000 && crowded.inRuns.count >= packed - 2 * 5_000)
+        #expect(crowded.last(500) == Array(hits.suffix(500)))
+        // 5 000 would take 50 000 rows: within the most looked through, from the oldest end too.
+        let many = rows.search(campus, in: 0..<packed, newest: false, wanted: 5_000)
+        #expect(many.inRuns.lowerBound >= 50_000 && many.inRuns.lowerBound <= ViewportIndex.mostLookedThrough)
+        #expect(many.first(5_000) == Array(hits.prefix(5_000)))
+        // Every one would take all the rows: past the first window, the runs.
+        let all = rows.search(campus, in: 0..<packed, newest: true, wanted: .max)
+        #expect(all.inRuns == 0..<(packed - ViewportIndex.window))
+        #expect(all.last(.max) == hits)
+        // No hit in the first window: the runs.
+        let empty = BoundingBox(west: 170, south: 80, east: 171, north: 81)!
+        #expect(rows.search(empty, in: 0..<packed, newest: true).inRuns == 0..<(packed - ViewportIndex.window))
     }
 
     @Test func keepingRenumbersTheRowsKept() {

@@ -3,7 +3,8 @@
 // area in degrees (3.6° × 1.8°) at a random place, or (campus, every other box) one of the same shape around the
 // campus. Each search finds what a map asks for, the newest 500 hits: the scan looks from the newest row back until
 // it has them (or reaches the first). Prints the mean time of each and their ratio, then the time clusters take
-// (the tally alone, without JSON). Usage:
+// (the tally alone, without JSON). Then, on the campus mix, the newest 500 by selectivity: boxes within the campus
+// holding about 10 to 100 000 rows each. Usage:
 // swift run -c release viewport-index-bench [rows] [boxes]
 import Dispatch
 import Glibc
@@ -79,7 +80,8 @@ for mix in ["uniform", "campus"] {
     var scanHits = 0
     let indexed = seconds {
         for box in boxes {
-            indexHits += index.search(box, in: 0..<rows, newest: true, rowCount: rows, reading: read).last(500).count
+            let search = index.search(box, in: 0..<rows, newest: true, wanted: 500, rowCount: rows, reading: read)
+            indexHits += search.last(500).count
         }
     }
     let scanned = seconds {
@@ -128,4 +130,56 @@ for mix in ["uniform", "campus"] {
             + "index \(microseconds(indexed / Double(boxCount))) µs, "
             + "scan \(microseconds(scanned / Double(boxCount))) µs a box: \(Int(scanned / indexed))× faster; "
             + "carried past 1 000 removals in \(Int(carrying * 1000)) ms")
+}
+
+// The newest 500 by selectivity: boxes inside the campus, of the campus's shape, sized to hold about `hits` of its
+// 800 000 rows, against looking from the newest row back.
+do {
+    var locations = RowLocations()
+    for _ in 0..<rows {
+        let point =
+            Double.random(in: 0..<1, using: &random) < 0.8
+            ? MapPoint(
+                longitude: -83.7382 + Double.random(in: -0.05...0.05, using: &random),
+                latitude: 42.278 + Double.random(in: -0.04...0.04, using: &random))
+            : MapPoint(
+                longitude: Double.random(in: -180...180, using: &random),
+                latitude: asin(Double.random(in: -1...1, using: &random)) * 180 / .pi)
+        locations.append(point)
+    }
+    let read = { (range: Range<Int>, box: BoundingBox?) in locations.located(in: range, inside: box) }
+    var index = ViewportIndex()
+    index.packNewRows(upTo: rows, reading: read)
+    var line: [String] = []
+    for hits in [10, 100, 1_000, 10_000, 100_000] {
+        let side = (Double(hits) / (0.8 * Double(rows))).squareRoot()
+        let boxes = (0..<boxCount).map { _ -> BoundingBox in
+            let west = -83.7882 + Double.random(in: 0...(0.1 * (1 - side)), using: &random)
+            let south = 42.238 + Double.random(in: 0...(0.08 * (1 - side)), using: &random)
+            return BoundingBox(west: west, south: south, east: west + 0.1 * side, north: south + 0.08 * side)!
+        }
+        var (indexHits, scanHits) = (0, 0)
+        let indexed = seconds {
+            for box in boxes {
+                let search = index.search(box, in: 0..<rows, newest: true, wanted: 500, rowCount: rows, reading: read)
+                indexHits += search.last(500).count
+            }
+        }
+        let scanned = seconds {
+            for box in boxes {
+                var row = rows
+                var found = 0
+                while found < 500, row > 0 {
+                    row -= 1
+                    if let point = locations.location(of: row), box.contains(point) { found += 1 }
+                }
+                scanHits += found
+            }
+        }
+        precondition(indexHits == scanHits, "the index and the scan disagree")
+        line.append(
+            "\(hits) hits \(microseconds(indexed / Double(boxCount))) µs "
+                + "(scan \(microseconds(scanned / Double(boxCount))) µs)")
+    }
+    print("campus, the newest 500 by selectivity: " + line.joined(separator: "; "))
 }
