@@ -1,4 +1,5 @@
 import CLibDeflate
+import HTTPCore
 import Locking
 
 /// Gzip for an answer made for one request (a viewport's rows), which costs that request its time: libdeflate's
@@ -13,13 +14,14 @@ enum AnswerGzip {
     /// request. One per concurrent caller at most; a caller finding none free makes one.
     private static let idle = Locked<[Compressor]>([])
 
-    /// `bytes` as one gzip member (RFC 1952); nil if libdeflate cannot allocate a compressor.
-    static func compress(_ bytes: [UInt8]) -> [UInt8]? {
+    /// `body` as one gzip member (RFC 1952); nil if libdeflate cannot allocate a compressor.
+    static func compress(_ body: HTTPBody) -> [UInt8]? {
         guard let compressor = idle.withLock({ $0.popLast() }) ?? Compressor(level: Gzip.answerLevel) else {
             return nil
         }
         defer { idle.withLock { if $0.count < 8 { $0.append(compressor) } } }
-        return compressor.gzip(bytes)
+        return body.withContiguousStorageIfAvailable { compressor.gzip(UnsafeRawBufferPointer($0)) }
+            ?? body.bytes.withUnsafeBytes { compressor.gzip($0) }
     }
 
     /// One libdeflate compressor, used by one caller at a time.
@@ -35,17 +37,14 @@ enum AnswerGzip {
             libdeflate_free_compressor(handle)
         }
 
-        func gzip(_ bytes: [UInt8]) -> [UInt8]? {
+        func gzip(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
             let bound = libdeflate_gzip_compress_bound(handle, bytes.count)
-            var output = [UInt8](repeating: 0, count: bound)
-            let written = bytes.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes { out in
-                    libdeflate_gzip_compress(handle, input.baseAddress, input.count, out.baseAddress, out.count)
-                }
+            // Not zeroed first: libdeflate writes every byte it reports.
+            let output = [UInt8](unsafeUninitializedCapacity: bound) { output, initialized in
+                initialized = libdeflate_gzip_compress(
+                    handle, bytes.baseAddress, bytes.count, output.baseAddress, output.count)
             }
-            guard written > 0 else { return nil }
-            output.removeLast(bound - written)
-            return output
+            return output.isEmpty ? nil : output
         }
     }
 }

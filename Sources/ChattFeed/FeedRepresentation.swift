@@ -53,7 +53,7 @@ public struct FeedRepresentation: Sendable {
     /// one request (a viewport's rows): fast rather than small. Itself should compression fail, or when it is coded
     /// already.
     public func gzipped() -> FeedRepresentation {
-        guard isIdentity, let bytes = AnswerGzip.compress(body.bytes) else { return self }
+        guard isIdentity, let bytes = AnswerGzip.compress(body) else { return self }
         return FeedRepresentation(
             body: HTTPBody(bytes), contentHash: contentHash, coding: "gzip", variant: AnswerGzip.variant,
             contentType: contentType)
