@@ -3,34 +3,37 @@
 /// wholly inside its box from here and walks the packed runs only along the box's edges. At zoom 6 the whole map
 /// is 16 384 pixels, the most a box may span (`ClusterGrid.mostPixels`), so the whole world is always read this
 /// way, in a pass over at most 65 536 cells instead of a walk down to every leaf whose points straddle a cell edge.
-/// The counts are a tally of the whole map at zoom 6 (2 MiB), made when the first point is counted.
+/// The counts are tallies of the whole map at zoom 6 (2 MiB) and, summed from it, at each coarser zoom (a third as
+/// much again), so that a coarse cell is one read, not a block of up to 4 096: made when the first point is counted.
 public struct ClusterCounts: Sendable {
     /// The finest zoom counted.
     public static let zoom = 6
-    static let grid = ClusterGrid(zoom: zoom)!
     static let wholeMap = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
 
-    private var tally: ClusterTally?
+    /// The whole map at zooms 0 to `zoom`, by zoom; the coarser ones as `summarize` last left them.
+    private var tallies: [ClusterTally] = []
 
     public init() {}
 
-    /// Counts the chatt of `row`, at `point`.
+    /// Counts the chatt of `row`, at `point`, at the finest zoom; `summarize` carries it to the coarser ones.
     mutating func add(_ point: MapPoint, row: Int) {
-        if tally == nil { tally = ClusterTally(grid: Self.grid, box: Self.wholeMap) }
-        tally?.add(point, row: row)
+        if tallies.isEmpty {
+            tallies = (0...Self.zoom).map { ClusterTally(grid: ClusterGrid(zoom: $0)!, box: Self.wholeMap) }
+        }
+        tallies[Self.zoom].add(point, row: row)
     }
 
-    /// The cell of `grid` (zoom 6 or coarser) at `column` and `row`: the block of cells it covers here, summed.
-    func cell(column: Int, row: Int, of grid: ClusterGrid) -> ClusterCell {
-        var cell = ClusterCell()
-        guard let tally else { return cell }
-        let factor = Self.grid.cellsPerSide / grid.cellsPerSide
-        for fine in (column * factor)..<((column + 1) * factor) {
-            for part in tally.column(fine, rows: (row * factor)..<((row + 1) * factor)) where part.count > 0 {
-                cell.add(
-                    count: part.count, longitudeSum: part.longitudeSum, latitudeSum: part.latitudeSum, row: part.row)
-            }
+    /// Sums the coarser zooms' cells again from the finest, after points were added.
+    mutating func summarize() {
+        guard !tallies.isEmpty else { return }
+        for zoom in stride(from: Self.zoom - 1, through: 0, by: -1) {
+            tallies[zoom] = ClusterTally(halving: tallies[zoom + 1])
         }
-        return cell
+    }
+
+    /// The cell of `grid` (zoom 6 or coarser) at `column` and `row`.
+    func cell(column: Int, row: Int, of grid: ClusterGrid) -> ClusterCell {
+        guard !tallies.isEmpty else { return ClusterCell() }
+        return tallies[grid.zoom].column(column, rows: row..<(row + 1)).first!
     }
 }

@@ -60,6 +60,27 @@ public struct ClusterTally: Sendable {
         cells = Array(repeating: ClusterCell(), count: columns * rows)
     }
 
+    /// The whole map at the zoom coarser than `finer`'s, a tally of the whole map: each cell the four it halves
+    /// into there, summed.
+    init(halving finer: ClusterTally) {
+        self.init(grid: ClusterGrid(zoom: finer.grid.zoom - 1)!, box: ClusterCounts.wholeMap)
+        let side = grid.cellsPerSide
+        precondition(columns == side && rows == side && finer.columns == 2 * side && finer.rows == 2 * side)
+        for column in 0..<side {
+            for row in 0..<side {
+                var cell = ClusterCell()
+                for fineColumn in (2 * column)...(2 * column + 1) {
+                    for part in finer.column(fineColumn, rows: (2 * row)..<(2 * row + 2)) where part.count > 0 {
+                        cell.add(
+                            count: part.count, longitudeSum: part.longitudeSum, latitudeSum: part.latitudeSum,
+                            row: part.row)
+                    }
+                }
+                cells[column * rows + row] = cell
+            }
+        }
+    }
+
     /// The index in `cells` of the cell holding `point`, which lies in the box.
     @inline(__always)
     func cell(of point: MapPoint) -> Int {

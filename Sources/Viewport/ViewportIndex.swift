@@ -113,6 +113,7 @@ public struct ViewportIndex: Sendable {
         }
         index.packed = Int(renumbered[packed])
         for run in index.runs { run.count(into: &index.counts) }
+        index.counts.summarize()
         return index
     }
 
@@ -129,6 +130,7 @@ public struct ViewportIndex: Sendable {
     private mutating func pack(_ located: [LocatedRow], upTo end: Int) {
         runs.append(PackedRun(rows: packed..<end, located: located))
         for row in located { counts.add(row.point, row: row.row) }
+        counts.summarize()
         packed = end
         while runs.count >= 2, runs[runs.count - 2].rows.count < 4 * runs[runs.count - 1].rows.count {
             let newer = runs.removeLast()
