@@ -7,9 +7,9 @@ import Viewport
 /// and its geodata's facing and speed as properties, at its own position); a cell of more is a cluster, at the mean
 /// of their positions, with `"cluster": true` and `"point_count"`.
 public enum ClusterFeatures {
-    /// The collection for `tally`; `chatt` gives the chatt of a lone cell's row (nil: shown as a cluster of one
-    /// would be wrong, so its fields are empty strings, which never happens for a row the feed holds).
-    public static func collection(_ tally: ClusterTally, chatt: (Int) -> StoredChatt?) -> [UInt8] {
+    /// The collection for `tally`; `row` gives the bytes of a lone cell's row, as `ChattRowEncoder` writes it (one
+    /// that is not gives `null` properties, which never happens for a row the feed holds).
+    public static func collection(_ tally: ClusterTally, row: (Int) -> [UInt8]) -> [UInt8] {
         var out = Array(#"{"type":"FeatureCollection","features":["#.utf8)
         for (index, cell) in tally.occupied.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -18,14 +18,7 @@ public enum ClusterFeatures {
             out += "\(center.longitude),\(center.latitude)".utf8
             out += #"]},"properties":{"#.utf8
             if cell.count == 1 {
-                let shown = chatt(cell.row)
-                let geodata = (shown?.geodata).flatMap { try? Geodata(parsing: $0) }
-                appendMember("name", shown?.name, to: &out, first: true)
-                appendMember("message", shown?.message, to: &out)
-                appendMember("id", shown?.id, to: &out)
-                appendMember("timestamp", shown?.timestamp, to: &out)
-                appendMember("facing", geodata?.facing, to: &out)
-                appendMember("speed", geodata?.speed, to: &out)
+                appendChatt(row(cell.row), to: &out)
             } else {
                 out += #""cluster":true,"point_count":\#(cell.count)"#.utf8
             }
@@ -35,8 +28,26 @@ public enum ClusterFeatures {
         return out
     }
 
-    private static func appendMember(_ key: String, _ value: String?, to out: inout [UInt8], first: Bool = false) {
-        if !first { out.append(UInt8(ascii: ",")) }
+    /// The properties of the chatt of `row`: its first four strings copied as they are written there, and its
+    /// geodata's facing and speed.
+    private static func appendChatt(_ row: [UInt8], to out: inout [UInt8]) {
+        let elements = EncodedRow.elements(of: row[...]).flatMap { $0.count == 5 ? $0 : nil }
+        for (index, key) in ["name", "message", "id", "timestamp"].enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.append(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if let elements { out += row[elements[index]] } else { out += "null".utf8 }
+        }
+        let geodata = elements.flatMap { elements -> Geodata? in
+            guard case .string(let text)? = try? JSONParser.parse(Array(row[elements[4]])) else { return nil }
+            return try? Geodata(parsing: text)
+        }
+        appendMember("facing", geodata?.facing, to: &out)
+        appendMember("speed", geodata?.speed, to: &out)
+    }
+
+    private static func appendMember(_ key: String, _ value: String?, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
         JSONString.append(key, to: &out)
         out.append(UInt8(ascii: ":"))
         if let value { JSONString.append(value, to: &out) } else { out += "null".utf8 }

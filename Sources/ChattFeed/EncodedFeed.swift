@@ -118,7 +118,7 @@ public final class EncodedFeed: Sendable {
     /// `GET /getmaps/clusters`' GeoJSON body for `box` on `grid` (`ClusterFeatures`).
     public func clusters(in box: BoundingBox, on grid: ClusterGrid) -> [UInt8] {
         let tally = lineage.clusters(in: box, on: grid, of: tip)
-        return ClusterFeatures.collection(tally) { lineage.chatt(at: $0, in: tip) }
+        return ClusterFeatures.collection(tally) { lineage.rowBytes(at: $0, in: tip) }
     }
 
     /// `[]`: the empty slice, and the ends of every other.

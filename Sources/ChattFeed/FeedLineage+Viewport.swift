@@ -52,16 +52,10 @@ extension FeedLineage {
         settled.withLock { $0.locations.located(in: rows, inside: box) }
     }
 
-    /// The chatt `tip` shows at `row`, read back from its row's bytes when settled.
-    func chatt(at row: Int, in tip: FeedTip) -> StoredChatt? {
-        if row >= tip.settledRows { return tip.tail[row - tip.settledRows].chatt }
-        guard case .array(let rows)? = try? JSONParser.parse(body(ofRows: [row], in: tip).bytes),
-            case .array(let fields)? = rows.first, fields.count == 5,
-            case .string(let name) = fields[0], case .string(let message) = fields[1],
-            case .string(let id) = fields[2], case .string(let timestamp) = fields[3]
-        else { return nil }
-        let geodata: String? = if case .string(let text) = fields[4] { text } else { nil }
-        return StoredChatt(name: name, message: message, id: id, timestamp: timestamp, geodata: geodata)
+    /// The bytes of `tip`'s row at `row`, as `ChattRowEncoder` wrote them.
+    func rowBytes(at row: Int, in tip: FeedTip) -> [UInt8] {
+        // The body of one row is that row between brackets.
+        Array(body(ofRows: [row], in: tip).bytes.dropFirst().dropLast())
     }
 
     /// Packs the settled rows of a maps lineage into its viewport index on a background queue, so that the first

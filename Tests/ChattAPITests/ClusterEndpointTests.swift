@@ -74,6 +74,30 @@ import Testing
         #expect(try counts("zoom=0&bbox=-84,42,-83,43") == [3])
     }
 
+    @Test func aLoneChattsPropertiesAreItsStringsSettledOrNot() async throws {
+        let (name, message) = (#"q"b\"#, "line\nbreak\u{1}\u{7F} é 😀")
+        let geodata = #"[10.5, 20.25, "say \"hi\"", "\u0041\\"]"#
+        try await repository.add(NewChatt(name: name, message: message, geodata: geodata))
+        func properties(_ query: String) throws -> JSONValue? {
+            let found = try features(query)
+            #expect(found.count == 1)
+            return found.first?["properties"]
+        }
+        // Settled by the feed's first read.
+        let settled = try properties("bbox=20.2,10.4,20.3,10.6&zoom=12")
+        #expect(settled?["name"] == .string(name) && settled?["message"] == .string(message))
+        #expect(settled?["facing"] == .string(#"say "hi""#) && settled?["speed"] == .string(#"A\"#))
+        #expect(settled?["id"] == .string(repository.chatts.last!.id))
+        #expect(settled?["timestamp"] == .string(repository.chatts.last!.timestamp))
+        // Posted after it: the feed's tail.
+        router.feed.listening(true)
+        try await repository.add(NewChatt(name: "t\\", message: "\"", geodata: "[-10,-20,\"N\",\"\"]"))
+        try await router.feed.log.noticedAndRead()
+        let tail = try properties("bbox=-20.1,-10.1,-19.9,-9.9&zoom=12")
+        #expect(tail?["name"] == .string("t\\") && tail?["message"] == .string("\""))
+        #expect(tail?["facing"] == .string("N") && tail?["speed"] == .string(""))
+    }
+
     @Test(arguments: [
         "bbox=0,0,1,1&zoom=21", "bbox=0,0,1,1&zoom=-1", "bbox=0,0,1,1&zoom=1.5",
         "bbox=0,0,1,1&zoom=", "bbox=0,0,1,1&zoom=3&zoom=3", "bbox=0,0,1&zoom=3", "bbox=-180,-85,180,85&zoom=7",
