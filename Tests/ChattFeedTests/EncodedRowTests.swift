@@ -36,9 +36,11 @@ import Testing
     }
 
     @Test func findsThemInASliceOfALargerBody() throws {
-        let bytes = Array("xx".utf8) + Self.row(StoredChatt(name: "a", message: "b", id: "c", timestamp: "d", geodata: nil))
+        let row = Self.row(StoredChatt(name: "a", message: "b", id: "c", timestamp: "d", geodata: nil))
+        let bytes = Array("xx".utf8) + row
         let elements = try #require(EncodedRow.elements(of: bytes[2...]))
-        #expect(elements.map { String(decoding: bytes[$0], as: UTF8.self) } == [#""a""#, #""b""#, #""c""#, #""d""#, "null"])
+        let texts = elements.map { String(decoding: bytes[$0], as: UTF8.self) }
+        #expect(texts == [#""a""#, #""b""#, #""c""#, #""d""#, "null"])
     }
 
     @Test(arguments: [

@@ -50,7 +50,8 @@ func screen(around center: MapPoint, zoom: Int) -> BoundingBox {
     return BoundingBox(west: west, south: latitude(y + 384 / world), east: east, north: latitude(y - 384 / world))!
 }
 
-for mix in ["uniform", "campus"] {
+/// `rows` made-up locations of `mix`: uniform on the sphere, or (campus) 80 % around one campus.
+@MainActor func madeUpLocations(_ mix: String) -> RowLocations {
     var locations = RowLocations()
     for _ in 0..<rows {
         let campus = mix == "campus" && Double.random(in: 0..<1, using: &random) < 0.8
@@ -64,6 +65,39 @@ for mix in ["uniform", "campus"] {
                 latitude: asin(Double.random(in: -1...1, using: &random)) * 180 / .pi)
         locations.append(point)
     }
+    return locations
+}
+
+/// The seconds the newest 500 hits of each of `boxes` take through `index`, and by looking at every row of
+/// `locations` from the newest back until there are 500 (or none is left); the hits found, which must agree.
+func newest500(
+    of boxes: [BoundingBox], in index: inout ViewportIndex, locations: RowLocations
+) -> (indexed: Double, scanned: Double, hits: Int) {
+    let read = { (range: Range<Int>, box: BoundingBox?) in locations.located(in: range, inside: box) }
+    var (indexHits, scanHits) = (0, 0)
+    let indexed = seconds {
+        for box in boxes {
+            let search = index.search(box, in: 0..<rows, newest: true, wanted: 500, rowCount: rows, reading: read)
+            indexHits += search.last(500).count
+        }
+    }
+    let scanned = seconds {
+        for box in boxes {
+            var row = rows
+            var found = 0
+            while found < 500, row > 0 {
+                row -= 1
+                if let point = locations.location(of: row), box.contains(point) { found += 1 }
+            }
+            scanHits += found
+        }
+    }
+    precondition(indexHits == scanHits, "the index and the scan disagree")
+    return (indexed, scanned, indexHits)
+}
+
+for mix in ["uniform", "campus"] {
+    let locations = madeUpLocations(mix)
     let read = { (range: Range<Int>, box: BoundingBox?) in
         locations.located(in: range, inside: box)
     }
@@ -76,26 +110,7 @@ for mix in ["uniform", "campus"] {
             : (Double.random(in: -180...176.4, using: &random), Double.random(in: -90...88.2, using: &random))
         return BoundingBox(west: west, south: south, east: west + 3.6, north: south + 1.8)!
     }
-    var indexHits = 0
-    var scanHits = 0
-    let indexed = seconds {
-        for box in boxes {
-            let search = index.search(box, in: 0..<rows, newest: true, wanted: 500, rowCount: rows, reading: read)
-            indexHits += search.last(500).count
-        }
-    }
-    let scanned = seconds {
-        for box in boxes {
-            var hits = 0
-            var row = rows
-            while hits < 500, row > 0 {
-                row -= 1
-                if let point = locations.location(of: row), box.contains(point) { hits += 1 }
-            }
-            scanHits += hits
-        }
-    }
-    precondition(indexHits == scanHits, "the index and the scan disagree")
+    let (indexed, scanned, scanHits) = newest500(of: boxes, in: &index, locations: locations)
     // A retention batch's worth of removals: the index carried past them, against packing the kept rows afresh.
     let removed = (0..<1_000).map { $0 * (rows / 1_000) }
     var carried = ViewportIndex()
@@ -135,21 +150,9 @@ for mix in ["uniform", "campus"] {
 // The newest 500 by selectivity: boxes inside the campus, of the campus's shape, sized to hold about `hits` of its
 // 800 000 rows, against looking from the newest row back.
 do {
-    var locations = RowLocations()
-    for _ in 0..<rows {
-        let point =
-            Double.random(in: 0..<1, using: &random) < 0.8
-            ? MapPoint(
-                longitude: -83.7382 + Double.random(in: -0.05...0.05, using: &random),
-                latitude: 42.278 + Double.random(in: -0.04...0.04, using: &random))
-            : MapPoint(
-                longitude: Double.random(in: -180...180, using: &random),
-                latitude: asin(Double.random(in: -1...1, using: &random)) * 180 / .pi)
-        locations.append(point)
-    }
-    let read = { (range: Range<Int>, box: BoundingBox?) in locations.located(in: range, inside: box) }
+    let locations = madeUpLocations("campus")
     var index = ViewportIndex()
-    index.packNewRows(upTo: rows, reading: read)
+    index.packNewRows(upTo: rows) { range, box in locations.located(in: range, inside: box) }
     var line: [String] = []
     for hits in [10, 100, 1_000, 10_000, 100_000] {
         let side = (Double(hits) / (0.8 * Double(rows))).squareRoot()
@@ -158,25 +161,7 @@ do {
             let south = 42.238 + Double.random(in: 0...(0.08 * (1 - side)), using: &random)
             return BoundingBox(west: west, south: south, east: west + 0.1 * side, north: south + 0.08 * side)!
         }
-        var (indexHits, scanHits) = (0, 0)
-        let indexed = seconds {
-            for box in boxes {
-                let search = index.search(box, in: 0..<rows, newest: true, wanted: 500, rowCount: rows, reading: read)
-                indexHits += search.last(500).count
-            }
-        }
-        let scanned = seconds {
-            for box in boxes {
-                var row = rows
-                var found = 0
-                while found < 500, row > 0 {
-                    row -= 1
-                    if let point = locations.location(of: row), box.contains(point) { found += 1 }
-                }
-                scanHits += found
-            }
-        }
-        precondition(indexHits == scanHits, "the index and the scan disagree")
+        let (indexed, scanned, _) = newest500(of: boxes, in: &index, locations: locations)
         line.append(
             "\(hits) hits \(microseconds(indexed / Double(boxCount))) µs "
                 + "(scan \(microseconds(scanned / Double(boxCount))) µs)")
