@@ -96,7 +96,7 @@ struct ChattEndpoints: Sendable {
             return .ready(error.response)
         }
         return answering(.maps, request) { feed, _ in
-            FeedResponse.clusters(for: request, query: query, from: feed)
+            await FeedResponse.clusters(for: request, query: query, from: feed)
         }
     }
 

@@ -38,7 +38,7 @@ struct ClusterQuery: Equatable, Sendable {
                 continue
             }
         }
-        let box = asked ?? BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+        let box = asked ?? .wholeMap
         let chosen = grid ?? ClusterGrid.zooms.reversed().lazy.compactMap(ClusterGrid.init(zoom:))
             .first { $0.fits(box, pixels: Self.defaultPixels) } ?? ClusterGrid(zoom: 0)!
         guard chosen.fits(box) else { throw Self.tooLarge }

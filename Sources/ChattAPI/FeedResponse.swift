@@ -83,11 +83,18 @@ enum FeedResponse {
     }
 
     /// The GeoJSON clusters of `query`'s box at its zoom, from `feed`: tagged, gzipped when preferred, 304 when
-    /// the client's `If-None-Match` names them.
-    static func clusters(for request: HTTPRequest, query: ClusterQuery, from feed: EncodedFeed) -> HTTPResponse {
-        let body = feed.clusters(in: query.box, on: query.grid)
-        let identity = FeedRepresentation(identity: HTTPBody(body), contentType: "application/geo+json")
-        let representation = prefersGzip(request.headers) ? identity.gzipped() : identity
+    /// the client's `If-None-Match` names them. The whole map's are made once a version for every client.
+    static func clusters(for request: HTTPRequest, query: ClusterQuery, from feed: EncodedFeed) async -> HTTPResponse {
+        let gzip = prefersGzip(request.headers)
+        let representation: FeedRepresentation
+        if query.box == .wholeMap {
+            let answer = await feed.wholeMapClusters(on: query.grid)
+            representation = gzip ? answer.gzip : answer.identity
+        } else {
+            let body = feed.clusters(in: query.box, on: query.grid)
+            let identity = FeedRepresentation(identity: HTTPBody(body), contentType: FeedRepresentation.geoJSON)
+            representation = gzip ? identity.gzipped() : identity
+        }
         return response(to: request, with: representation, at: feed.position)
     }
 

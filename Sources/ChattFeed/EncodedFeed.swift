@@ -121,6 +121,19 @@ public final class EncodedFeed: Sendable {
         return ClusterFeatures.collection(tally) { lineage.rowBytes(at: $0, in: tip) }
     }
 
+    /// `clusters(in:on:)` of the whole map, as a response's identity and gzip forms: made once for this version's
+    /// rows, whoever asks (`WholeMapClusters`).
+    public func wholeMapClusters(
+        on grid: ClusterGrid
+    ) async -> (identity: FeedRepresentation, gzip: FeedRepresentation) {
+        let answer = await lineage.wholeMapClusters.answer(zoom: grid.zoom, serial: tip.serial) { [self] in
+            let identity = FeedRepresentation(
+                identity: HTTPBody(clusters(in: .wholeMap, on: grid)), contentType: FeedRepresentation.geoJSON)
+            return WholeMapClusters.Answer(identity: identity, gzip: identity.gzipped())
+        }
+        return (answer.identity, answer.gzip)
+    }
+
     /// `[]`: the empty slice, and the ends of every other.
     private static let brackets = Array("[]".utf8)
 

@@ -55,6 +55,8 @@ final class FeedLineage: Sendable {
     private let index = Locked(SettledIndex())
     /// Which settled rows lie in a box (see `FeedLineage+Viewport`).
     let viewport = Locked(ViewportIndex())
+    /// The clusters of the whole map for its newest version asked.
+    let wholeMapClusters = WholeMapClusters()
 
     /// A lineage whose settled rows are these (see `FeedLineageBuilder`, and `removing`).
     init(

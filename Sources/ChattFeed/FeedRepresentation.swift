@@ -18,6 +18,9 @@ public struct FeedRepresentation: Sendable {
     /// Its `Content-Type`.
     private let contentType: String
 
+    /// The media type of `GET /getmaps/clusters` (RFC 7946).
+    public static let geoJSON = "application/geo+json"
+
     /// The identity representation of `body`, tagged with a hash of its bytes, so that servers sharing a
     /// database give the same feed the same tag.
     public init(identity body: HTTPBody, contentType: String = "application/json") {

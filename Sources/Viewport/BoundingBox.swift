@@ -23,6 +23,9 @@ public struct BoundingBox: Sendable, Equatable {
         self.north = north
     }
 
+    /// The whole map: `-180,-90,180,90`.
+    public static let wholeMap = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
+
     /// The box written as four decimal numbers with commas between them (`-83.8,42.2,-83.6,42.4`); nil for
     /// anything else, including `NaN`, `inf`, hexadecimal and numbers longer than `longestNumber` characters.
     public init?(parsing text: Substring) {

@@ -8,7 +8,6 @@
 public struct ClusterCounts: Sendable {
     /// The finest zoom counted.
     public static let zoom = 6
-    static let wholeMap = BoundingBox(west: -180, south: -90, east: 180, north: 90)!
 
     /// The whole map at zooms 0 to `zoom`, by zoom; the coarser ones as `summarize` last left them.
     private var tallies: [ClusterTally] = []
@@ -18,7 +17,7 @@ public struct ClusterCounts: Sendable {
     /// Counts the chatt of `row`, at `point`, at the finest zoom; `summarize` carries it to the coarser ones.
     mutating func add(_ point: MapPoint, row: Int) {
         if tallies.isEmpty {
-            tallies = (0...Self.zoom).map { ClusterTally(grid: ClusterGrid(zoom: $0)!, box: Self.wholeMap) }
+            tallies = (0...Self.zoom).map { ClusterTally(grid: ClusterGrid(zoom: $0)!, box: .wholeMap) }
         }
         tallies[Self.zoom].add(point, row: row)
     }

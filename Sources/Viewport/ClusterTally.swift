@@ -63,7 +63,7 @@ public struct ClusterTally: Sendable {
     /// The whole map at the zoom coarser than `finer`'s, a tally of the whole map: each cell the four it halves
     /// into there, summed.
     init(halving finer: ClusterTally) {
-        self.init(grid: ClusterGrid(zoom: finer.grid.zoom - 1)!, box: ClusterCounts.wholeMap)
+        self.init(grid: ClusterGrid(zoom: finer.grid.zoom - 1)!, box: .wholeMap)
         let side = grid.cellsPerSide
         precondition(columns == side && rows == side && finer.columns == 2 * side && finer.rows == 2 * side)
         for column in 0..<side {

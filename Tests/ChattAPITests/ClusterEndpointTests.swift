@@ -98,6 +98,30 @@ import Testing
         #expect(tail?["facing"] == .string("N") && tail?["speed"] == .string(""))
     }
 
+    @Test func theWholeMapIsAnsweredAsAnyBoxIsAndFollowsPosts() async throws {
+        func total(_ query: String) throws -> Int {
+            try features(query).map { feature in
+                guard case .number(let count)? = feature["properties"]?["point_count"] else { return 1 }
+                return Int(count.value)
+            }.reduce(0, +)
+        }
+        let whole = router.respond(to: feedRequest(path: "/getmaps/clusters", query: "zoom=3"))
+        let asked = router.respond(to: feedRequest(path: "/getmaps/clusters", query: "bbox=-180,-90,180,90&zoom=3"))
+        #expect(whole.body == asked.body && whole.headers["ETag"] == asked.headers["ETag"])
+        let zipped = router.respond(to: feedRequest(
+            path: "/getmaps/clusters", query: "zoom=3", ("Accept-Encoding", "gzip")))
+        #expect(zipped.headers["Content-Encoding"] == "gzip" && gunzip(zipped.body.bytes) == whole.body.bytes)
+        #expect(zipped.headers["Content-Type"] == "application/geo+json")
+        #expect(try total("zoom=3") == 4)
+        // A post makes a new version, whose whole map counts it.
+        router.feed.listening(true)
+        try await repository.add(NewChatt(name: "f", message: "new", geodata: "[10,10,\"N\",\"w\"]"))
+        try await router.feed.log.noticedAndRead()
+        #expect(try total("zoom=3") == 5)
+        let later = router.respond(to: feedRequest(path: "/getmaps/clusters", query: "zoom=3"))
+        #expect(later.headers["ETag"] != whole.headers["ETag"])
+    }
+
     @Test(arguments: [
         "bbox=0,0,1,1&zoom=21", "bbox=0,0,1,1&zoom=-1", "bbox=0,0,1,1&zoom=1.5",
         "bbox=0,0,1,1&zoom=", "bbox=0,0,1,1&zoom=3&zoom=3", "bbox=0,0,1&zoom=3", "bbox=-180,-85,180,85&zoom=7",
