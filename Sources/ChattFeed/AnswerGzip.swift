@@ -44,7 +44,9 @@ enum AnswerGzip {
                 initialized = libdeflate_gzip_compress(
                     handle, bytes.baseAddress, bytes.count, output.baseAddress, output.count)
             }
-            return output.isEmpty ? nil : output
+            // The bound is about the input's size, several times the output's, and the answer may be kept a while
+            // (`WholeMapClusters`).
+            return output.isEmpty ? nil : output.inStorageOfItsOwnSize
         }
     }
 }

@@ -127,8 +127,9 @@ public final class EncodedFeed: Sendable {
         on grid: ClusterGrid
     ) async -> (identity: FeedRepresentation, gzip: FeedRepresentation) {
         let answer = await lineage.wholeMapClusters.answer(zoom: grid.zoom, serial: tip.serial) { [self] in
-            let identity = FeedRepresentation(
-                identity: HTTPBody(clusters(in: .wholeMap, on: grid)), contentType: FeedRepresentation.geoJSON)
+            // Kept for the version, so in no more storage than its bytes.
+            let body = HTTPBody(clusters(in: .wholeMap, on: grid).inStorageOfItsOwnSize)
+            let identity = FeedRepresentation(identity: body, contentType: FeedRepresentation.geoJSON)
             return WholeMapClusters.Answer(identity: identity, gzip: identity.gzipped())
         }
         return (answer.identity, answer.gzip)
