@@ -9,7 +9,7 @@ import Viewport
 public enum ClusterFeatures {
     /// The collection for `tally`; `row` gives the bytes of a lone cell's row, as `ChattRowEncoder` writes it (one
     /// that is not gives `null` properties, which never happens for a row the feed holds).
-    public static func collection(_ tally: ClusterTally, row: (Int) -> [UInt8]) -> [UInt8] {
+    public static func collection(_ tally: ClusterTally, row: (Int) -> ArraySlice<UInt8>) -> [UInt8] {
         var out = Array(#"{"type":"FeatureCollection","features":["#.utf8)
         for (index, cell) in tally.occupied.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -30,8 +30,8 @@ public enum ClusterFeatures {
 
     /// The properties of the chatt of `row`: its first four strings copied as they are written there, and its
     /// geodata's facing and speed.
-    private static func appendChatt(_ row: [UInt8], to out: inout [UInt8]) {
-        let elements = EncodedRow.elements(of: row[...]).flatMap { $0.count == 5 ? $0 : nil }
+    private static func appendChatt(_ row: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let elements = EncodedRow.elements(of: row).flatMap { $0.count == 5 ? $0 : nil }
         for (index, key) in ["name", "message", "id", "timestamp"].enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONString.append(key, to: &out)

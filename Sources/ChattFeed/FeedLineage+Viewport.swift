@@ -53,9 +53,9 @@ extension FeedLineage {
     }
 
     /// The bytes of `tip`'s row at `row`, as `ChattRowEncoder` wrote them.
-    func rowBytes(at row: Int, in tip: FeedTip) -> [UInt8] {
+    func rowBytes(at row: Int, in tip: FeedTip) -> ArraySlice<UInt8> {
         // The body of one row is that row between brackets.
-        Array(body(ofRows: [row], in: tip).bytes.dropFirst().dropLast())
+        body(ofRows: [row], in: tip).bytes.dropFirst().dropLast()
     }
 
     /// Packs the settled rows of a maps lineage into its viewport index on a background queue, so that the first

@@ -21,8 +21,9 @@ public struct ViewportIndex: Sendable {
     public static let window = 4096
 
     /// The most rows a search looks through one by one, when the hits it found in them say it will have the ones
-    /// it wants before then: a pass over 64 Ki rows costs about what a walk through the runs does for a box holding
-    /// 1 % of them (bench/viewport-index, "newest 500 by selectivity").
+    /// it wants before then: for the newest 500, a box holding about 0.5 % of the rows or more, where looking
+    /// through them costs less than a walk through the runs (bench/viewport-index, "newest 500 by selectivity";
+    /// bench/RESULTS.md, "Looking through rows").
     public static let mostLookedThrough = 131_072
 
     /// A search for the rows of `allowed` in `box`, in a feed of `rowCount` rows whose located rows `read` gives
